@@ -1,0 +1,291 @@
+"""The judge gateway: a loopback, OpenAI-compatible endpoint that every metric calls.
+
+Each cell gets its own base URL, ``http://127.0.0.1:PORT/cell/<run>/<case>/<metric>/v1``, so every
+call is attributed to its case and metric. The gateway forwards to the upstream judge (reference or
+HTTP) through the cache and the harness's retry policy, and keeps a ledger per cell. It runs its own
+event loop in a daemon thread, so synchronous vendor code (TruLens) and async vendor code (Ragas,
+DeepEval) can both call it from the runner. It binds 127.0.0.1 only and never logs a key.
+
+The standalone reference judge (``harness judge serve``) is the same server with the reference
+upstream; it also accepts ``POST /v1/chat/completions`` attributed by the ``X-Harness-Cell`` header,
+which is how a run pointed at it through ``--judge-url`` names its cells.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from urllib.parse import quote, unquote
+
+from harness.cache import MODES, JudgeCache, is_sampled, request_key
+from harness.model import Ledger
+from harness.upstream import Cell, RetryPolicy, UpstreamError, call_with_retries
+
+
+class ReplayMiss(Exception):
+    pass
+
+
+@dataclass
+class CallRecord:
+    """One request as the ledger keeps it (no prompt text, no headers)."""
+
+    cell: Cell
+    seq: int
+    started: float
+    latency_ms: float
+    ok: bool
+    cached: bool
+    attempts: int
+    prompt_tokens: int
+    completion_tokens: int
+    key: str
+    step: str
+    error: str | None = None
+
+
+@dataclass
+class _CellBook:
+    ledger: Ledger = field(default_factory=Ledger)
+    calls: list = field(default_factory=list)
+    repeats: dict = field(default_factory=lambda: defaultdict(int))
+
+
+def step_hint(body: dict) -> str:
+    """A short label for the request, for the ledger: the json_schema name, else the start of the
+    last user message."""
+    rf = body.get("response_format") or {}
+    if rf.get("type") == "json_schema":
+        name = (rf.get("json_schema") or {}).get("name")
+        if name:
+            return str(name)[:60]
+    for m in reversed(body.get("messages") or []):
+        c = m.get("content")
+        if isinstance(c, list):
+            c = "".join(p.get("text", "") for p in c if isinstance(p, dict))
+        if c:
+            return " ".join(str(c).split())[:60]
+    return ""
+
+
+class Gateway:
+    """Start with :meth:`start`; get cell URLs with :meth:`cell_url`; collect ledgers with :meth:`take`."""
+
+    def __init__(self, upstream, *, cache: JudgeCache | None = None, mode: str = "live",
+                 policy: RetryPolicy | None = None, host: str = "127.0.0.1", port: int = 0):
+        if mode not in MODES:
+            raise ValueError(f"unknown cache mode {mode!r}; known: {', '.join(MODES)}")
+        if mode != "live" and cache is None:
+            raise ValueError(f"cache mode {mode!r} needs a cache")
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError(f"the gateway binds loopback only, not {host!r}")
+        self.upstream, self.cache, self.mode = upstream, cache, mode
+        self.policy = policy or RetryPolicy()
+        self.host, self.port = host, port
+        self._books: dict[Cell, _CellBook] = defaultdict(_CellBook)
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner = None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> "Gateway":
+        ready = threading.Event()
+        err: list[BaseException] = []
+
+        def main():
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+            try:
+                self._loop.run_until_complete(self._serve())
+            except BaseException as e:  # noqa: BLE001 - reported to the starter
+                err.append(e)
+                ready.set()
+                return
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=main, name="judge-gateway", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        if err:
+            raise err[0]
+        return self
+
+    async def _serve(self):
+        from aiohttp import web
+
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/cell/{run}/{case}/{metric}/v1/chat/completions", self._handle_cell)
+        app.router.add_post("/v1/chat/completions", self._handle_header)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/cell/{run}/{case}/{metric}/v1/models", self._models)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+
+        async def shutdown():
+            await self.upstream.aclose()
+            await self._runner.cleanup()
+
+        fut = asyncio.run_coroutine_threadsafe(shutdown(), self._loop)
+        try:
+            fut.result(10)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._loop = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def base(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def cell_url(self, run: str, case: str, metric: str) -> str:
+        parts = "/".join(quote(p, safe="") for p in (run, case, metric))
+        return f"{self.base}/cell/{parts}/v1"
+
+    # --- ledger ------------------------------------------------------------------------------
+
+    def take(self, run: str, case: str, metric: str) -> tuple[Ledger, list[CallRecord]]:
+        """Remove and return a cell's ledger and call records (the runner stores them with the cell)."""
+        with self._lock:
+            book = self._books.pop(Cell(run, case, metric), None)
+        return (book.ledger, book.calls) if book else (Ledger(), [])
+
+    def peek(self, run: str, case: str, metric: str) -> Ledger:
+        with self._lock:
+            book = self._books.get(Cell(run, case, metric))
+            return book.ledger if book else Ledger()
+
+    def _record(self, cell: Cell, rec: CallRecord) -> None:
+        with self._lock:
+            book = self._books[cell]
+            lg = book.ledger
+            book.ledger = replace(
+                lg, calls=lg.calls + 1, prompt_tokens=lg.prompt_tokens + rec.prompt_tokens,
+                completion_tokens=lg.completion_tokens + rec.completion_tokens,
+                latency_ms=lg.latency_ms + rec.latency_ms, cache_hits=lg.cache_hits + int(rec.cached),
+                errors=lg.errors + int(not rec.ok), retries=lg.retries + max(0, rec.attempts - 1),
+                last_error=rec.error if rec.error else lg.last_error)
+            book.calls.append(rec)
+
+    def _repeat_index(self, cell: Cell, key: str) -> int:
+        with self._lock:
+            book = self._books[cell]
+            n = book.repeats[key]
+            book.repeats[key] = n + 1
+            return n
+
+    # --- handlers ----------------------------------------------------------------------------
+
+    async def _models(self, request):
+        from aiohttp import web
+
+        return web.json_response({"object": "list", "data": [{"id": self.upstream.model, "object": "model"}]})
+
+    async def _handle_header(self, request):
+        raw = request.headers.get("X-Harness-Cell", "")
+        parts = raw.split("/")
+        if len(parts) != 3:
+            return _error(400, "this endpoint needs the X-Harness-Cell header (run/case/metric, URL-quoted); "
+                               "harness runs send it, or use /cell/<run>/<case>/<metric>/v1")
+        return await self._complete(Cell(*(unquote(p) for p in parts)), request)
+
+    async def _handle_cell(self, request):
+        mi = request.match_info
+        return await self._complete(Cell(mi["run"], mi["case"], mi["metric"]), request)
+
+    async def _complete(self, cell: Cell, request):
+        from aiohttp import web
+
+        started = time.time()
+        t0 = time.perf_counter()
+        try:
+            body = await request.json()
+        except (ValueError, UnicodeDecodeError):
+            return _error(400, "request body is not JSON")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return _error(400, "request body needs a 'messages' list")
+        if body.get("stream"):
+            return _error(400, "streaming is not supported by the harness gateway")
+        try:
+            scope = self.upstream.scope(cell)
+        except UpstreamError as e:
+            return _error(e.status, str(e))
+        repeat = self._repeat_index(cell, request_key(body, scope)) if is_sampled(body) else 0
+        key = request_key(body, scope, repeat)
+        step = step_hint(body)
+        resp, cached, attempts, error, status = None, False, 0, None, 200
+        if self.mode in ("record", "replay"):
+            resp = self.cache.get(key)
+            cached = resp is not None
+        if resp is None and self.mode == "replay":
+            error, status = (f"replay miss: no cached response for cell {cell.label} "
+                             f"(request {key[:12]}, step {step!r}); rerun with --cache record"), 400
+        elif resp is None:
+            res = await call_with_retries(self.upstream, cell, body, self.policy)
+            attempts = res.attempts
+            if res.response is not None:
+                resp = res.response
+                if self.mode == "record":
+                    self.cache.put(key, body, resp)
+            else:
+                error, status = str(res.error), res.error.status
+        usage = (resp or {}).get("usage") or {}
+        self._record(cell, CallRecord(
+            cell=cell, seq=0, started=started, latency_ms=(time.perf_counter() - t0) * 1000.0,
+            ok=error is None, cached=cached, attempts=max(attempts, 1 if not cached else 0),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0), key=key, step=step, error=error))
+        if error is not None:
+            return _error(status, error)
+        return web.json_response(resp)
+
+
+def _error(status: int, message: str):
+    from aiohttp import web
+
+    kind = "invalid_request_error" if status < 500 else "upstream_error"
+    return web.json_response({"error": {"message": message, "type": kind, "code": status}}, status=status)
+
+
+def serve_reference(cases_path: str, port: int, latency_ms: float = 0.0) -> None:
+    """``harness judge serve``: the reference judge as a standalone OpenAI-compatible server.
+
+    Requests are attributed by the ``X-Harness-Cell`` header (``run/case/metric``); any run id is
+    accepted, and cases come from ``cases_path``.
+    """
+    from harness.cases import load_cases
+    from harness.upstream import ReferenceUpstream
+
+    cases = load_cases(cases_path)
+
+    class AnyRun(dict):
+        def __missing__(self, key):
+            return cases.by_id(key[1])
+
+    up = ReferenceUpstream(AnyRun(), latency_ms=latency_ms)
+    gw = Gateway(up, port=port).start()
+    print(json.dumps({"url": f"{gw.base}/v1", "model": up.model, "cases": len(cases)}), flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        gw.stop()

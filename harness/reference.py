@@ -1,0 +1,178 @@
+"""The reference judge: deterministic, offline, annotation-driven.
+
+It answers each metric's prompts from the case's human claim labels, applying each vendor's rubric
+to those labels as the rubric's text instructs. The judge is held constant, so differences between
+metrics come only from their definitions. Each metric's request handling lives with its adapter
+(``reference_reply``); this module holds the shared label table and the dispatch.
+
+The label table (changing it is a versioned change: bump ``REFERENCE_VERSION`` and the versions of
+the metrics it affects, and say so on their cards):
+
+============  ==================  ===============  ================  ===========  =========================
+annotation    Ragas NLI verdict   Ragas RG rating  DeepEval verdict  TruLens 0-3  in-house span
+============  ==================  ===============  ================  ===========  =========================
+supported     1                   grounded         yes               3            supported + evidence span
+inference     1 (directly         grounded         yes               2            supported, no span
+              inferred)                                                           (so: not grounded)
+not_found     0                   not grounded     borderline        0            not_found
+contradicted  0                   not grounded     no                0            contradicted
+============  ==================  ===============  ================  ===========  =========================
+
+Ragas ResponseGroundedness: 2 if every claim is grounded, 0 if none, else 1; an answer with no
+claims asserts nothing ungrounded: 2. TruLens: a sentence scores the mean of its claims' scores,
+rounded half up. Data with RAGTruth-style spans instead of claims: each answer sentence is a claim,
+``not_found``/``contradicted`` where it overlaps a span of that label, else ``supported``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import dataclass
+
+from harness.metric import JudgeRequest, UnrecognisedRequest
+from harness.model import Case, Claim
+from harness.spans import locate, overlaps, sentence_spans
+
+REFERENCE_VERSION = "1"
+"""Version of the label table above."""
+
+MODEL_ID = "reference-judge"
+"""The model id the reference judge reports."""
+
+RAGAS_NLI = {"supported": 1, "inference": 1, "not_found": 0, "contradicted": 0}
+RAGAS_GROUNDED = {"supported": True, "inference": True, "not_found": False, "contradicted": False}
+DEEPEVAL_VERDICT = {"supported": "yes", "inference": "yes", "not_found": "borderline", "contradicted": "no"}
+TRULENS_SCORE = {"supported": 3, "inference": 2, "not_found": 0, "contradicted": 0}
+INHOUSE_VERDICT = {"supported": "supported", "inference": "supported",
+                   "not_found": "not_found", "contradicted": "contradicted"}
+
+
+def ragas_rg_rating(claims: list[Claim]) -> int:
+    """Ragas ResponseGroundedness rating (0/1/2) from the claims' labels.
+
+    >>> from harness.model import Claim
+    >>> c = lambda l: Claim("x", (0, 1), l)
+    >>> ragas_rg_rating([c("supported"), c("inference")]), ragas_rg_rating([c("supported"), c("not_found")])
+    (2, 1)
+    >>> ragas_rg_rating([c("contradicted")]), ragas_rg_rating([])
+    (0, 2)
+    """
+    grounded = [RAGAS_GROUNDED[c.label] for c in claims]
+    if all(grounded):
+        return 2
+    return 0 if not any(grounded) else 1
+
+
+def trulens_sentence_score(claims: list[Claim]) -> int:
+    """TruLens 0-3 score of a sentence: the mean of its claims' scores, rounded half up.
+
+    >>> from harness.model import Claim
+    >>> c = lambda l: Claim("x", (0, 1), l)
+    >>> trulens_sentence_score([c("supported"), c("not_found")])
+    2
+    >>> trulens_sentence_score([c("inference")]), trulens_sentence_score([c("supported"), c("inference")])
+    (2, 3)
+    """
+    if not claims:
+        raise ValueError("a sentence without claims has no TruLens score in the reference table")
+    mean = sum(TRULENS_SCORE[c.label] for c in claims) / len(claims)
+    return int(math.floor(mean + 0.5))
+
+
+def judged_claims(case: Case) -> list[Claim]:
+    """The claims the reference judge reads: the annotation's claims, or, for RAGTruth-style data
+    (spans, no claims), one claim per answer sentence labelled by the spans it overlaps."""
+    ann = case.annotation
+    if ann.claims or not ann.spans:
+        return list(ann.claims)
+    out = []
+    for s, e in sentence_spans(case.answer):
+        hit = [sp.label for sp in ann.spans if overlaps((s, e), (sp.start, sp.end))]
+        label = "contradicted" if "contradicted" in hit else ("not_found" if hit else "supported")
+        out.append(Claim(case.answer[s:e], (s, e), label))
+    return out
+
+
+def claims_in(case: Case, span: tuple[int, int]) -> list[Claim]:
+    """The judged claims whose answer span overlaps ``span``."""
+    return [c for c in judged_claims(case) if overlaps(c.answer_span, span)]
+
+
+def claim_for_text(case: Case, text: str) -> Claim | None:
+    """The judged claim whose text is ``text`` (whitespace- and case-insensitive), or None."""
+    key = " ".join(text.split()).lower()
+    for c in judged_claims(case):
+        if " ".join(c.text.split()).lower() == key:
+            return c
+    return None
+
+
+def abstention_span(case: Case) -> tuple[int, int] | None:
+    """Where the answer abstains, if it does."""
+    ann = case.annotation
+    if not ann.abstention:
+        return None
+    return ann.abstention_span or (0, len(case.answer))
+
+
+def unit_span(case: Case, text: str) -> tuple[int, int] | None:
+    """Span of a unit in the answer: an annotated claim with that exact text gives its annotated
+    span; otherwise :func:`harness.spans.locate`."""
+    claim = claim_for_text(case, text)
+    if claim is not None:
+        return claim.answer_span
+    return locate(text, case.answer)
+
+
+def approx_tokens(text: str) -> int:
+    """Token count the reference judge reports: ceil(characters / 4), at least 1.
+
+    >>> approx_tokens("abcdefgh"), approx_tokens("")
+    (2, 1)
+    """
+    return max(1, math.ceil(len(text) / 4))
+
+
+@dataclass
+class ReferenceJudge:
+    """Answers chat-completion requests for cells from the metrics' ``reference_reply`` handlers."""
+
+    latency_ms: float = 0.0
+    """Injected latency per call (benchmarks use it); applied by the gateway."""
+
+    def reply(self, metric: str, case: Case, body: dict) -> dict:
+        """A full ``chat.completion`` response for one request (raises UnrecognisedRequest)."""
+        from harness import registry
+
+        req = JudgeRequest(metric=metric, case=case, body=body)
+        try:
+            cls = registry.get(metric)
+        except ValueError as e:
+            raise UnrecognisedRequest(metric, "unknown metric", req.prompt) from e
+        content = cls.reference_reply(req)
+        if not isinstance(content, str):
+            content = json.dumps(content)
+        return completion(content, body.get("model") or MODEL_ID, req.prompt)
+
+
+def completion(content: str, model: str, prompt_text: str) -> dict:
+    """Wrap reply text as an OpenAI ``chat.completion`` with usage counts."""
+    pt, ct = approx_tokens(prompt_text), approx_tokens(content)
+    rid = hashlib.sha256((prompt_text + content).encode()).hexdigest()[:24]
+    return {
+        "id": f"chatcmpl-ref-{rid}", "object": "chat.completion", "created": int(time.time()),
+        "model": model, "system_fingerprint": f"reference-v{REFERENCE_VERSION}",
+        "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                     "message": {"role": "assistant", "content": content, "refusal": None}}],
+        "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+    }
+
+
+__all__ = [
+    "REFERENCE_VERSION", "MODEL_ID", "RAGAS_NLI", "RAGAS_GROUNDED", "DEEPEVAL_VERDICT", "TRULENS_SCORE",
+    "INHOUSE_VERDICT", "ragas_rg_rating", "trulens_sentence_score", "judged_claims", "claims_in",
+    "claim_for_text", "abstention_span", "unit_span", "approx_tokens", "ReferenceJudge", "completion",
+    "UnrecognisedRequest",
+]

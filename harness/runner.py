@@ -1,0 +1,242 @@
+"""Run every (case, metric) cell concurrently, isolated, resumable, through one gateway."""
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+from harness.cases import CaseSet, case_digest
+from harness.gateway import Gateway
+from harness.metric import Endpoint
+from harness.model import Case, CellResult
+from harness.store import RunStore
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Which judge serves the run. ``url`` None means the embedded reference judge."""
+
+    url: str | None = None
+    """OpenAI-compatible base URL (``.../v1``); None: the reference judge."""
+    model: str = "reference-judge"
+    """Model id sent upstream (pin a dated id for a cache that stays valid)."""
+    key_env: str | None = None
+    """NAME of the environment variable holding the key (the key itself is never stored)."""
+    latency_ms: float = 0.0
+    """Injected latency per call, reference judge only (benchmarks)."""
+
+    @property
+    def is_reference(self) -> bool:
+        return self.url is None
+
+    def describe(self) -> str:
+        if self.is_reference:
+            return "reference (annotation-driven, offline)"
+        return f"{self.model} at {self.url}" + (f" (key from ${self.key_env})" if self.key_env else " (no key)")
+
+
+@dataclass
+class RunOptions:
+    """Everything ``harness run`` takes."""
+
+    cases: CaseSet
+    metrics: list[str]
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    cache_mode: str = "auto"
+    cache_path: str | None = None
+    concurrency: int = 8
+    out_dir: str = "reports/out"
+    run_id: str | None = None
+    progress: bool = True
+    cell_timeout_s: float = 900.0
+    retry_attempts: int = 4
+    retry_base_delay_s: float = 0.5
+    call_timeout_s: float = 120.0
+    upstream_wrapper: object = None
+    """Optional callable(upstream) -> upstream (fault injection)."""
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    run_dir: str
+    store_path: str
+    computed: int
+    reused: int
+    counts: dict  # metric -> {status: n}
+
+
+def default_run_id() -> str:
+    return time.strftime("run-%Y%m%d-%H%M%S")
+
+
+def effective_cache_mode(opts: RunOptions) -> str:
+    """``auto``: live for the reference judge (free and deterministic), record for a real judge."""
+    if opts.cache_mode != "auto":
+        return opts.cache_mode
+    return "live" if opts.judge.is_reference else "record"
+
+
+def run(opts: RunOptions) -> RunOutcome:
+    """Run (or resume) a run; returns where it went and what it counted."""
+    from harness import registry
+    from harness.spec import build_spec
+
+    classes = {name: registry.get(name) for name in opts.metrics}
+    run_id = opts.run_id or default_run_id()
+    run_dir = os.path.join(opts.out_dir, run_id)
+    store = RunStore.create(run_dir)
+    mode = effective_cache_mode(opts)
+    spec = build_spec(opts, run_id, mode, classes)
+    old = store.spec()
+    if old and old.get("judge") != spec["judge"]:
+        store.close()
+        raise ValueError(f"run {run_id!r} exists with another judge ({old.get('judge')}); use a new --run-id")
+    store.write_spec(spec)
+    with open(os.path.join(run_dir, "spec.json"), "w") as fh:
+        import json
+
+        json.dump(spec, fh, indent=2, sort_keys=True)
+    for cls in classes.values():
+        prepare = getattr(cls, "prepare", None)
+        if callable(prepare):
+            prepare()
+    try:
+        computed, reused = asyncio.run(_run_cells(opts, run_id, store, classes, mode))
+        counts = status_counts(store)
+    finally:
+        store.close()
+    return RunOutcome(run_id, run_dir, os.path.join(run_dir, RunStore.FILENAME), computed, reused, counts)
+
+
+def _make_gateway(opts: RunOptions, run_id: str, mode: str) -> Gateway:
+    from harness.cache import JudgeCache
+    from harness.upstream import HttpUpstream, ReferenceUpstream, RetryPolicy
+
+    if opts.judge.is_reference:
+        upstream = ReferenceUpstream({(run_id, c.id): c for c in opts.cases}, latency_ms=opts.judge.latency_ms)
+    else:
+        upstream = HttpUpstream(opts.judge.url, opts.judge.model, opts.judge.key_env, timeout_s=opts.call_timeout_s)
+    if opts.upstream_wrapper is not None:
+        upstream = opts.upstream_wrapper(upstream)
+    cache = None
+    if mode != "live":
+        path = opts.cache_path or os.path.join(opts.out_dir, "judge-cache.sqlite")
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        cache = JudgeCache(path)
+    policy = RetryPolicy(max_attempts=opts.retry_attempts, base_delay_s=opts.retry_base_delay_s,
+                         timeout_s=opts.call_timeout_s)
+    return Gateway(upstream, cache=cache, mode=mode, policy=policy)
+
+
+async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mode: str) -> tuple[int, int]:
+    from harness.http import Pools
+
+    done = store.finished()
+    todo: list[tuple[Case, str]] = []
+    reused = 0
+    for case in opts.cases:
+        digest = case_digest(case)
+        for name, cls in classes.items():
+            if done.get((case.id, name)) == (digest, cls.version):
+                reused += 1
+            else:
+                todo.append((case, name))
+    if not todo:
+        return 0, reused
+    gateway = _make_gateway(opts, run_id, mode).start()
+    pools = Pools(max_connections=max(16, opts.concurrency * 4))
+    sem = asyncio.Semaphore(max(1, opts.concurrency))
+    progress = Progress(len(todo), reused, enabled=opts.progress)
+
+    async def one(case: Case, name: str):
+        async with sem:
+            cls = classes[name]
+            endpoint = Endpoint(gateway.cell_url(run_id, case.id, name), opts.judge.model,
+                                timeout_s=opts.call_timeout_s * opts.retry_attempts + 30, pool=pools)
+            t0 = time.perf_counter()
+            result = await score_cell(cls, case, endpoint, opts.cell_timeout_s,
+                                      lambda: gateway.peek(run_id, case.id, name))
+            ledger, calls = gateway.take(run_id, case.id, name)
+            store.write_cell(case.id, name, cls.version, case_digest(case), result, ledger, calls,
+                             (time.perf_counter() - t0) * 1000.0)
+            progress.tick(result.status)
+
+    try:
+        await asyncio.gather(*(one(c, n) for c, n in todo))
+    finally:
+        progress.close()
+        await pools.aclose()
+        gateway.stop()
+    return len(todo), reused
+
+
+async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek=None) -> CellResult:
+    """Run one adapter on one case; any exception becomes that cell's error with a short reason."""
+    try:
+        result = await asyncio.wait_for(cls().score(case, endpoint), timeout=timeout_s)
+        if not isinstance(result, CellResult):
+            return CellResult.error(f"adapter returned {type(result).__name__}, not CellResult")
+        return result
+    except asyncio.CancelledError:
+        raise
+    except asyncio.TimeoutError:
+        return CellResult.error(f"cell timed out after {timeout_s:g}s")
+    except Exception as e:  # noqa: BLE001 - isolation: a cell's failure is that cell's error
+        return CellResult.error(error_reason(e, peek() if peek else None))
+
+
+def error_reason(exc: BaseException, ledger=None, limit: int = 300) -> str:
+    """A short reason: the exception type and message, plus the judge's last error if any."""
+    msg = " ".join(str(exc).split()) or repr(exc)
+    reason = f"{type(exc).__name__}: {msg}"
+    if len(reason) > limit:
+        reason = reason[: limit - 3] + "..."
+    last = getattr(ledger, "last_error", None)
+    if last and last[:60] not in reason:
+        reason += f" | judge: {last[:200]}"
+    return reason
+
+
+def status_counts(store: RunStore) -> dict:
+    out: dict = {}
+    for metric, status, n in store.rows("SELECT metric, status, COUNT(*) FROM cells GROUP BY metric, status"):
+        out.setdefault(metric, {})[status] = n
+    return out
+
+
+class Progress:
+    """A progress bar on a terminal; a line per ~10 % elsewhere (logs, CI)."""
+
+    def __init__(self, total: int, reused: int, enabled: bool = True):
+        self.total, self.done, self.errors = total, 0, 0
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self._bar = None
+        self._next = 0.1
+        if enabled and reused:
+            print(f"resume: {reused} finished cell(s) kept, {total} to compute", file=sys.stderr)
+        if enabled and self.tty:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, unit="cell", file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
+
+    def tick(self, status: str) -> None:
+        self.done += 1
+        self.errors += status == "error"
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.update(1)
+            if self.errors:
+                self._bar.set_postfix(errors=self.errors)
+        elif self.done / self.total >= self._next or self.done == self.total:
+            print(f"progress: {self.done}/{self.total} cells ({self.errors} errors)", file=sys.stderr, flush=True)
+            while self._next <= self.done / self.total:
+                self._next += 0.1
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()

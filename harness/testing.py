@@ -1,0 +1,55 @@
+"""Score one case with one metric through a real gateway and the reference judge (tests, notebooks)."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from harness.gateway import CallRecord, Gateway
+from harness.metric import Endpoint
+from harness.model import Case, CellResult, Ledger
+from harness.upstream import ReferenceUpstream, RetryPolicy
+
+
+@dataclass
+class Scored:
+    result: CellResult
+    ledger: Ledger
+    calls: list[CallRecord]
+
+
+def score_cases(metric: str, cases: list[Case], *, run: str = "test", concurrency: int = 4,
+                upstream=None, policy: RetryPolicy | None = None) -> dict[str, Scored]:
+    """Score ``cases`` with ``metric`` (reference judge unless ``upstream`` is given)."""
+    from harness import registry
+    from harness.http import Pools
+    from harness.runner import score_cell
+
+    cls = registry.get(metric)
+    up = upstream or ReferenceUpstream({(run, c.id): c for c in cases})
+    gw = Gateway(up, policy=policy or RetryPolicy(max_attempts=1)).start()
+
+    async def main():
+        pools = Pools()
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(case):
+            async with sem:
+                ep = Endpoint(gw.cell_url(run, case.id, metric), "reference-judge", pool=pools)
+                res = await score_cell(cls, case, ep, 600, lambda: gw.peek(run, case.id, metric))
+                ledger, calls = gw.take(run, case.id, metric)
+                return case.id, Scored(res, ledger, calls)
+
+        try:
+            return dict(await asyncio.gather(*(one(c) for c in cases)))
+        finally:
+            await pools.aclose()
+
+    try:
+        return asyncio.run(main())
+    finally:
+        gw.stop()
+
+
+def score_one(metric: str, case: Case, **kw) -> Scored:
+    """Score a single case."""
+    return score_cases(metric, [case], **kw)[case.id]

@@ -1,0 +1,35 @@
+"""Vendor switches set before any vendor import: telemetry off, no dotenv, no hub downloads.
+
+Called from ``harness/__init__.py``, so it runs before any adapter can import a vendor package.
+Values are forced, not defaulted: a user's environment cannot turn telemetry back on in a run.
+"""
+from __future__ import annotations
+
+import os
+
+FORCED = {
+    # Ragas: telemetry is on by default; only the literal "true" turns it off.
+    "RAGAS_DO_NOT_TRACK": "true",
+    # DeepEval: PostHog telemetry, .env autoload from the CWD, the legacy key file, the update check.
+    "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
+    "DEEPEVAL_DISABLE_DOTENV": "1",
+    "DEEPEVAL_DISABLE_LEGACY_KEYFILE": "1",
+    "DEEPEVAL_UPDATE_WARNING_OPT_IN": "0",
+    # LangChain / LangSmith tracing.
+    "LANGCHAIN_TRACING_V2": "false",
+    "LANGSMITH_TRACING": "false",
+    # LiteLLM price-map fetch at import (not installed by default; harmless if absent).
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    # No model or data hubs.
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    # trulens: no OTEL tracing export.
+    "TRULENS_OTEL_TRACING": "0",
+}
+
+
+def quiet_vendors() -> None:
+    """Force the switches above into ``os.environ``."""
+    os.environ.update(FORCED)
