@@ -9,6 +9,7 @@ is retried too; vendor SDK retries are off, so every attempt is visible in the l
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import email.utils
 import json
 import os
@@ -226,6 +227,11 @@ class HttpUpstream:
             await self._client.aclose()
 
 
+ATTEMPT: contextvars.ContextVar[int] = contextvars.ContextVar("harness_upstream_attempt", default=1)
+"""The 1-based attempt number of the upstream call in progress (set by :func:`call_with_retries`;
+read by ``harness.faults`` so injected faults depend on the attempt, not on timing)."""
+
+
 @dataclass
 class Attempts:
     """What :func:`call_with_retries` did."""
@@ -240,6 +246,7 @@ async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolic
     out = Attempts()
     for attempt in range(1, policy.max_attempts + 1):
         out.attempts = attempt
+        ATTEMPT.set(attempt)
         try:
             resp = await asyncio.wait_for(upstream.complete(cell, body), timeout=policy.timeout_s)
             problem = content_problem(body, resp)
@@ -253,6 +260,11 @@ async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolic
             out.error = e
             if not e.retryable:
                 return out
+        except Exception as e:  # noqa: BLE001 - an upstream bug is this call's error, kept in the ledger
+            msg = " ".join(str(e).split())[:200]
+            out.error = UpstreamError(f"judge upstream failed: {type(e).__name__}: {msg}", status=500,
+                                      retryable=False)
+            return out
         if attempt < policy.max_attempts:
             await asyncio.sleep(policy.delay(attempt, out.error.retry_after))
     return out

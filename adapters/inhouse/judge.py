@@ -1,0 +1,51 @@
+"""Reference-judge handlers for ``inhouse.span`` (see the label table in ``harness.reference``).
+
+- decompose (schema ``InhouseClaims``): the judged claims' texts, in answer order.
+- verify (schema ``InhouseVerdicts``): per claim, the table's verdict; ``supported`` quotes the
+  annotated evidence spans verbatim; ``inference`` is answered the way a careful span-level judge
+  would: supported, with no quote (nothing in the context states it), so the local check fails it;
+  ``contradicted`` quotes the contradicting spans; ``not_found`` quotes nothing.
+"""
+from __future__ import annotations
+
+import json
+
+from harness.metric import JudgeRequest, UnrecognisedRequest
+from harness.reference import INHOUSE_VERDICT, claim_for_text, judged_claims
+
+REASONS = {
+    "supported": "the passage states it",
+    "inference": "follows from the passages, but no passage states it",
+    "not_found": "no passage states it",
+    "contradicted": "a passage says otherwise",
+}
+
+
+def reply(req: JudgeRequest) -> str:
+    from adapters.inhouse.span import CLAIMS_MARKER
+
+    if req.schema_name == "InhouseClaims":
+        return json.dumps({"claims": [c.text for c in judged_claims(req.case)]}, ensure_ascii=False)
+    if req.schema_name == "InhouseVerdicts":
+        user = req.text_of("user")
+        if CLAIMS_MARKER not in user:
+            raise UnrecognisedRequest(req.metric, "verify (claims list missing)", req.prompt)
+        try:
+            claims = json.loads(user.split(CLAIMS_MARKER, 1)[1])
+        except ValueError:
+            raise UnrecognisedRequest(req.metric, "verify (claims list is not JSON)", req.prompt) from None
+        return json.dumps({"verdicts": [_verdict(req, i, text) for i, text in enumerate(claims, start=1)]},
+                          ensure_ascii=False)
+    raise UnrecognisedRequest(req.metric, f"unknown step (schema {req.schema_name!r})", req.prompt)
+
+
+def _verdict(req: JudgeRequest, i: int, text: str) -> dict:
+    claim = claim_for_text(req.case, text)
+    if claim is None:
+        raise UnrecognisedRequest(req.metric, f"verify (claim {i} matches no annotated claim: {text[:80]!r})",
+                                  req.prompt)
+    evidence = []
+    if claim.label in ("supported", "contradicted"):
+        evidence = [{"context_id": e.context_id, "quote": req.case.evidence_text(e)} for e in claim.evidence]
+    return {"claim": i, "verdict": INHOUSE_VERDICT[claim.label], "evidence": evidence,
+            "reason": REASONS[claim.label]}

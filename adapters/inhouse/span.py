@@ -1,0 +1,197 @@
+"""``inhouse.span``: span-attributed groundedness, three-way verdicts, checked locally.
+
+Definition: a claim counts as grounded only when the judge says ``supported`` AND returns at least one
+evidence quote AND every quote occurs verbatim (whitespace and quote marks normalised) in the
+context it names. Score = grounded claims / claims. An answer with no claims is unscored with a
+reason, never 1.0.
+
+At most two judge calls per answer: (1) decompose the answer into atomic claims; (2) verify every
+claim in one batched call, each with a verdict (supported / contradicted / not_found), the context
+id and the verbatim evidence. An empty answer makes no call. Prompts are versioned files under
+``prompts/``; changing one is a new prompt version and a new metric version.
+
+A judge reply that cannot be read (wrong shape, a verdict missing for a claim) makes the cell
+unscored with the reason: it is never read as "unsupported".
+"""
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from harness.metric import Endpoint, JudgeRequest, UnrecognisedRequest, register
+from harness.model import Case, CellResult, Quote, UnitVerdict
+from harness.spans import find_verbatim
+
+PROMPT_VERSION = "v1"
+VERDICTS = ("supported", "contradicted", "not_found")
+
+CLAIMS_SCHEMA = {
+    "name": "InhouseClaims",
+    "strict": True,
+    "schema": {
+        "type": "object", "additionalProperties": False, "required": ["claims"],
+        "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
+    },
+}
+VERDICTS_SCHEMA = {
+    "name": "InhouseVerdicts",
+    "strict": True,
+    "schema": {
+        "type": "object", "additionalProperties": False, "required": ["verdicts"],
+        "properties": {"verdicts": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False,
+            "required": ["claim", "verdict", "evidence", "reason"],
+            "properties": {
+                "claim": {"type": "integer"},
+                "verdict": {"type": "string", "enum": list(VERDICTS)},
+                "evidence": {"type": "array", "items": {
+                    "type": "object", "additionalProperties": False, "required": ["context_id", "quote"],
+                    "properties": {"context_id": {"type": "string"}, "quote": {"type": "string"}}}},
+                "reason": {"type": "string"},
+            }}}},
+    },
+}
+CLAIMS_MARKER = "CLAIMS (JSON list, numbered from 1):"
+
+
+def prompt(name: str) -> str:
+    """The text of a versioned prompt file, e.g. ``prompt("verify")``."""
+    return resources.files(__package__).joinpath(f"prompts/{name}.{PROMPT_VERSION}.txt").read_text()
+
+
+def decompose_messages(case: Case) -> list[dict]:
+    return [{"role": "system", "content": prompt("decompose")},
+            {"role": "user", "content": f"QUESTION:\n{case.question}\n\nANSWER:\n{case.answer}"}]
+
+
+def verify_messages(case: Case, claims: list[str]) -> list[dict]:
+    passages = "\n\n".join(f"[{c.id}] {c.text}" for c in case.contexts) or "(no passages)"
+    return [{"role": "system", "content": prompt("verify")},
+            {"role": "user", "content": f"PASSAGES:\n{passages}\n\n{CLAIMS_MARKER}\n"
+                                        f"{json.dumps(claims, ensure_ascii=False)}"}]
+
+
+class ReplyError(ValueError):
+    """The judge's reply does not have the shape the step asked for."""
+
+
+def parse_claims(content: str) -> list[str]:
+    data = _json(content)
+    claims = data.get("claims") if isinstance(data, dict) else None
+    if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
+        raise ReplyError("decompose reply lacks a list of strings under 'claims'")
+    return [c.strip() for c in claims if c.strip()]
+
+
+def parse_verdicts(content: str, n: int) -> list[dict]:
+    """One verdict per claim, in claim order; ReplyError when any is missing or malformed."""
+    data = _json(content)
+    items = data.get("verdicts") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise ReplyError("verify reply lacks a list under 'verdicts'")
+    by_claim: dict[int, dict] = {}
+    for pos, v in enumerate(items, start=1):
+        if not isinstance(v, dict) or v.get("verdict") not in VERDICTS:
+            raise ReplyError(f"verdict {pos} is not one of {', '.join(VERDICTS)}: {str(v)[:80]}")
+        idx = v.get("claim", pos)
+        if not isinstance(idx, int) or isinstance(idx, bool) or not 1 <= idx <= n or idx in by_claim:
+            raise ReplyError(f"verdict {pos} names claim {idx!r}; expected each of 1..{n} once")
+        ev = v.get("evidence") or []
+        if not isinstance(ev, list) or not all(isinstance(e, dict) for e in ev):
+            raise ReplyError(f"verdict {pos}: evidence must be a list of {{context_id, quote}}")
+        by_claim[idx] = v
+    if len(by_claim) != n:
+        missing = [i for i in range(1, n + 1) if i not in by_claim]
+        raise ReplyError(f"judge returned {len(by_claim)} verdicts for {n} claims (missing: {missing})")
+    return [by_claim[i] for i in range(1, n + 1)]
+
+
+def _json(content: str):
+    try:
+        return json.loads(content)
+    except (TypeError, ValueError) as e:
+        raise ReplyError(f"reply is not JSON ({e})") from None
+
+
+def check_evidence(case: Case, verdict: dict) -> tuple[bool, tuple[Quote, ...], str]:
+    """The local span check: (grounded?, quotes with their verbatim status, check result)."""
+    quotes = []
+    problem = None
+    for e in verdict.get("evidence") or []:
+        cid, text = str(e.get("context_id", "")), str(e.get("quote", ""))
+        ctx = next((c for c in case.contexts if c.id == cid), None)
+        if not text.strip():
+            quotes.append(Quote(text, cid or None, verbatim=None))
+            continue
+        hit = find_verbatim(text, ctx.text) if ctx is not None else None
+        quotes.append(Quote(text, cid, hit[0] if hit else None, hit[1] if hit else None, hit is not None))
+        if hit is None and problem is None:
+            problem = "span not found" if ctx is not None else f"span not found (no context {cid!r})"
+    real = [q for q in quotes if q.verbatim is not None]
+    if verdict["verdict"] != "supported":
+        return False, tuple(quotes), verdict["verdict"]
+    if not real:
+        return False, tuple(quotes), "no span: the judge quoted no evidence"
+    if problem:
+        return False, tuple(quotes), problem
+    return True, tuple(quotes), "verbatim span found"
+
+
+@register
+class InhouseSpan:
+    """Span-attributed groundedness with a local verbatim check (see the module docstring)."""
+
+    name = "inhouse.span"
+    version = "1"
+    display_name = "In-house span groundedness"
+    short_name = "inhouse.span"
+    higher_is_better = True
+    vendor = "inhouse"
+    unit = "claim"
+
+    async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
+        if not case.answer.strip():
+            return CellResult.unscored("no claims: the answer is empty")
+        client = endpoint.async_openai()
+        try:
+            claims = parse_claims(await _ask(client, endpoint.model, decompose_messages(case), CLAIMS_SCHEMA))
+            if not claims:
+                return CellResult.unscored("no claims: the answer asserts nothing checkable")
+            reply = await _ask(client, endpoint.model, verify_messages(case, claims), VERDICTS_SCHEMA)
+            verdicts = parse_verdicts(reply, len(claims))
+        except ReplyError as e:
+            return CellResult.unscored(f"judge reply unreadable: {e}")
+        units = [self._unit(case, i, text, v) for i, (text, v) in enumerate(zip(claims, verdicts))]
+        grounded = sum(u.detail["grounded"] for u in units)
+        return CellResult.scored(grounded / len(units), units,
+                                 detail={"claims": len(units), "grounded": grounded, "prompt_version": PROMPT_VERSION})
+
+    @staticmethod
+    def _unit(case: Case, i: int, text: str, v: dict) -> UnitVerdict:
+        from harness.reference import unit_span
+
+        grounded, quotes, check = check_evidence(case, v)
+        reason = str(v.get("reason") or "").strip()
+        raw = v["verdict"]
+        if raw == "supported" and not grounded:
+            raw = f"supported ({check})"
+        return UnitVerdict(
+            index=i, text=text, kind="claim", verdict="supported" if grounded else "unsupported",
+            raw_verdict=raw, reason=f"{reason} [{check}]" if reason else check,
+            span=unit_span(case, text), quotes=quotes, detail={"grounded": grounded, "check": check})
+
+    @staticmethod
+    def reference_reply(req: JudgeRequest) -> str:
+        from adapters.inhouse.judge import reply
+
+        return reply(req)
+
+
+async def _ask(client, model: str, messages: list[dict], schema: dict) -> str:
+    r = await client.chat.completions.create(
+        model=model, messages=messages, temperature=0,
+        response_format={"type": "json_schema", "json_schema": schema})
+    return r.choices[0].message.content or ""
+
+
+__all__ = ["InhouseSpan", "check_evidence", "parse_claims", "parse_verdicts", "UnrecognisedRequest"]

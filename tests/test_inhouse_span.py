@@ -1,0 +1,136 @@
+"""inhouse.span on every canonical case, against a golden table derived by hand from the annotations."""
+import json
+import math
+
+import pytest
+
+from harness.metric import JudgeRequest
+from harness.model import Case, Context, Annotation, Claim, Evidence
+from harness.testing import score_cases
+from tests.conftest import read_golden
+
+GOLDEN = read_golden("inhouse.span")
+
+
+@pytest.fixture(scope="module")
+def results(canonical):
+    return score_cases("inhouse.span", list(canonical))
+
+
+def test_golden_covers_every_case(canonical):
+    assert sorted(r["case_id"] for r in GOLDEN) == sorted(c.id for c in canonical)
+
+
+@pytest.mark.parametrize("row", GOLDEN, ids=[r["case_id"] for r in GOLDEN])
+def test_golden(row, results):
+    got = results[row["case_id"]].result
+    if row["expected"] in ("unscored", "vendor_nan", "not_applicable"):
+        assert got.status == row["expected"], got
+        assert got.score is None and got.reason
+    else:
+        assert got.status == "scored", got
+        assert math.isclose(got.score, float(row["expected"]), abs_tol=1e-6), (got.score, row["reasoning"])
+
+
+def test_cookie_case_claims_and_spans(results, canonical):
+    res = results["cookie-yield"].result
+    case = canonical.by_id("cookie-yield")
+    assert res.score == 0.75
+    assert [u.verdict for u in res.units] == ["supported", "supported", "supported", "unsupported"]
+    for u, claim in zip(res.units, case.annotation.claims):
+        assert u.span == claim.answer_span
+    yield_unit = res.units[3]
+    assert yield_unit.raw_verdict == "not_found"
+    for u in res.units[:3]:
+        q = u.quotes[0]
+        assert q.verbatim is True
+        assert case.context(q.context_id).text[q.start:q.end] == q.text
+
+
+def test_two_calls_at_most_and_none_for_empty(results):
+    for cid, s in results.items():
+        assert s.ledger.calls <= 2, cid
+    assert results["empty-answer"].ledger.calls == 0
+    assert results["abstain-answerable"].ledger.calls == 1
+
+
+def test_inference_is_supported_without_span(results):
+    unit = results["product-age"].result.units[1]
+    assert unit.raw_verdict.startswith("supported")
+    assert unit.verdict == "unsupported"
+    assert "no span" in unit.reason
+
+
+def test_multi_hop_needs_both_quotes(results):
+    unit = results["multi-hop"].result.units[0]
+    assert unit.verdict == "supported"
+    assert {q.context_id for q in unit.quotes} == {"1", "2"}
+
+
+# --- the local span check, with a judge that lies ----------------------------------------------
+
+CASE = Case(
+    id="x", question="q?", contexts=(Context("1", "Bake at 350 \u00b0F for 8 to 10 minutes."),),
+    answer="Bake at 350 F. It yields 24.",
+    annotation=Annotation(claims=(Claim("Bake at 350 F.", (0, 14), "supported", (Evidence("1", 0, 12),)),),
+                          answerable=True, abstention=False))
+
+
+def _check(verdict):
+    from adapters.inhouse.span import check_evidence
+
+    return check_evidence(CASE, verdict)
+
+
+@pytest.mark.parametrize("verdict,grounded,check", [
+    ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake at 350"}]}, True, "verbatim span found"),
+    ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake  at\n350"}]}, True, "verbatim span found"),
+    ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake at 400"}]}, False, "span not found"),
+    ({"verdict": "supported", "evidence": [{"context_id": "9", "quote": "Bake at 350"}]}, False, "span not found (no context '9')"),
+    ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "   "}]}, False, "no span: the judge quoted no evidence"),
+    ({"verdict": "supported", "evidence": []}, False, "no span: the judge quoted no evidence"),
+    ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake at 350"},
+                                           {"context_id": "1", "quote": "yields 24"}]}, False, "span not found"),
+    ({"verdict": "not_found", "evidence": []}, False, "not_found"),
+    ({"verdict": "contradicted", "evidence": [{"context_id": "1", "quote": "350"}]}, False, "contradicted"),
+], ids=["verbatim", "whitespace", "paraphrase", "unknown-context", "blank-quote", "no-evidence",
+        "one-of-two-missing", "not-found", "contradicted"])
+def test_local_span_check(verdict, grounded, check):
+    got_grounded, _, got_check = _check(verdict)
+    assert (got_grounded, got_check) == (grounded, check)
+
+
+@pytest.mark.parametrize("reply,message", [
+    ('{"verdicts": []}', "judge returned 0 verdicts for 1 claims"),
+    ('{"verdicts": [{"claim": 1, "verdict": "maybe", "evidence": []}]}', "is not one of"),
+    ('{"verdicts": [{"claim": 3, "verdict": "supported", "evidence": []}]}', "names claim 3"),
+    ('not json', "reply is not JSON"),
+    ('{"claims": []}', "lacks a list under 'verdicts'"),
+])
+def test_unreadable_verdicts_are_errors_not_unsupported(reply, message):
+    from adapters.inhouse.span import ReplyError, parse_verdicts
+
+    with pytest.raises(ReplyError, match=message):
+        parse_verdicts(reply, 1)
+
+
+def test_reference_handler_refuses_unknown_claims():
+    from adapters.inhouse.span import InhouseSpan, VERDICTS_SCHEMA, verify_messages
+    from harness.metric import UnrecognisedRequest
+
+    body = {"messages": verify_messages(CASE, ["The oven explodes."]),
+            "response_format": {"type": "json_schema", "json_schema": VERDICTS_SCHEMA}}
+    with pytest.raises(UnrecognisedRequest, match="matches no annotated claim"):
+        InhouseSpan.reference_reply(JudgeRequest("inhouse.span", CASE, body))
+    ok = {"messages": verify_messages(CASE, ["Bake at 350 F."]),
+          "response_format": {"type": "json_schema", "json_schema": VERDICTS_SCHEMA}}
+    got = json.loads(InhouseSpan.reference_reply(JudgeRequest("inhouse.span", CASE, ok)))
+    assert got["verdicts"][0]["evidence"] == [{"context_id": "1", "quote": "Bake at 350 "}]
+
+
+def test_prompts_are_versioned_files():
+    from adapters.inhouse import span
+
+    assert span.PROMPT_VERSION == "v1"
+    assert "not_found" in span.prompt("verify")
+    assert "atomic" in span.prompt("decompose")

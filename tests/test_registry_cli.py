@@ -1,0 +1,84 @@
+"""Lazy registry, fast --help, exit codes and the CLI's outputs."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+HEAVY = ("ragas", "deepeval", "trulens", "openai", "langchain_core", "pandas", "aiohttp", "nltk", "instructor")
+
+
+def _modules_after(code: str) -> set[str]:
+    probe = code + "\nimport sys, json\nprint(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_help_imports_no_vendor_or_heavy_module():
+    loaded = _modules_after("from harness.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass")
+    assert not loaded & set(HEAVY), loaded & set(HEAVY)
+
+
+def test_discovering_adapters_imports_no_vendor_package():
+    loaded = _modules_after("from harness import registry\nregistry.discover()")
+    assert not loaded & {"ragas", "deepeval", "trulens", "openai", "langchain_core", "instructor", "nltk"}
+
+
+def test_telemetry_is_off_before_any_vendor_import():
+    code = "import harness, os, json\nprint(json.dumps({k: os.environ.get(k) for k in " \
+           "['RAGAS_DO_NOT_TRACK', 'DEEPEVAL_TELEMETRY_OPT_OUT', 'DEEPEVAL_DISABLE_DOTENV']}))"
+    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "1", "DEEPEVAL_TELEMETRY_OPT_OUT": ""}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert json.loads(out.stdout) == {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
+                                      "DEEPEVAL_DISABLE_DOTENV": "1"}
+
+
+def test_unknown_metric_suggests_names():
+    from harness import registry
+
+    with pytest.raises(registry.UnknownMetric, match=r"unknown metric 'inhouse.spam'; did you mean inhouse.span"):
+        registry.get("inhouse.spam")
+    assert registry.resolve("inhouse") == ["inhouse.span"]
+    assert registry.resolve("inhouse.span,inhouse.span") == ["inhouse.span"]
+
+
+def test_every_registered_adapter_meets_the_protocol():
+    from harness import registry
+    from harness.metric import Metric
+
+    for name in registry.names():
+        cls = registry.get(name)
+        assert isinstance(cls(), Metric), name
+        assert cls.name == name and len(cls.short_name) <= 14 and cls.version
+
+
+def test_run_prints_table_store_and_writes_csv(tmp_path):
+    from harness.cli import main
+
+    csv_path = tmp_path / "s.csv"
+    rc = main(["run", "--metrics", "inhouse.span", "--out", str(tmp_path), "--run-id", "t", "--no-progress",
+               "--scores-csv", str(csv_path)])
+    assert rc == 0
+    lines = csv_path.read_text().splitlines()
+    assert lines[0] == "case_id,metric,score,status"
+    assert "cookie-yield,inhouse.span,0.75,scored" in lines
+    assert "empty-answer,inhouse.span,,unscored" in lines
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["run", "--metrics", "ragas.faith"], "unknown metric 'ragas.faith'"),
+    (["run", "--judge-url", "http://127.0.0.1:9/v1"], "--judge-url needs --judge-model"),
+    (["run", "--judge-model", "gpt-4o-mini-2024-07-18", "--judge-key-env", "HARNESS_TEST_UNSET_KEY"],
+     "environment variable HARNESS_TEST_UNSET_KEY is not set"),
+    (["run", "--concurrency", "0"], "--concurrency must be at least 1"),
+])
+def test_bad_options_exit_2(argv, message, capsys, tmp_path):
+    from harness.cli import main
+
+    assert main(argv + ["--out", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

@@ -1,0 +1,95 @@
+"""A rerun with the same run id keeps finished cells and recomputes the rest."""
+import pytest
+
+from harness.cases import CaseSet
+from harness.runner import RunOptions, run
+from harness.store import RunStore
+from harness.upstream import UpstreamError
+
+
+class FailFor:
+    """Wraps an upstream: every call of the given cases fails (not retryable)."""
+
+    def __init__(self, inner, case_ids):
+        self.inner, self.case_ids = inner, set(case_ids)
+        self.kind, self.model = inner.kind, inner.model
+
+    def scope(self, cell):
+        return self.inner.scope(cell)
+
+    async def complete(self, cell, body):
+        if cell.case in self.case_ids:
+            raise UpstreamError("injected outage", status=400, retryable=False)
+        return await self.inner.complete(cell, body)
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
+def _cells(store_path):
+    s = RunStore.open(store_path)
+    try:
+        return {(r[0], r[1]): r for r in s.rows("SELECT case_id, metric, status, score, finished, attempt FROM cells")}
+    finally:
+        s.close()
+
+
+def test_resume_keeps_finished_and_recomputes_errors(canonical, tmp_path):
+    cases = CaseSet(canonical.path, canonical.cases[:6], canonical.sha256)
+    broken = {cases.cases[1].id, cases.cases[4].id}
+    opts = RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r1", progress=False,
+                      upstream_wrapper=lambda up: FailFor(up, broken))
+    first = run(opts)
+    before = _cells(first.store_path)
+    assert first.computed == 6 and first.reused == 0
+    assert {k[0] for k, v in before.items() if v[2] == "error"} == broken
+    err = before[(cases.cases[1].id, "inhouse.span")]
+    assert err[3] is None   # an errored cell is never scored 0
+
+    second = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r1", progress=False))
+    after = _cells(second.store_path)
+    assert second.computed == 2 and second.reused == 4
+    for key, row in before.items():
+        if row[2] != "error":
+            assert after[key] == row, key            # untouched: same finish time, same attempt
+        else:
+            assert after[key][2] == "scored" and after[key][5] == 2
+    third = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r1", progress=False))
+    assert third.computed == 0 and _cells(third.store_path) == after
+
+
+def test_resume_recomputes_a_case_whose_annotation_changed(canonical, tmp_path):
+    import dataclasses
+
+    cases = CaseSet(canonical.path, canonical.cases[:3], canonical.sha256)
+    run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r", progress=False))
+    edited = dataclasses.replace(cases.cases[0], question=cases.cases[0].question + " (edited)")
+    changed = CaseSet(cases.path, (edited,) + cases.cases[1:], "other")
+    out = run(RunOptions(cases=changed, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r", progress=False))
+    assert (out.computed, out.reused) == (1, 2)
+
+
+def test_resume_refuses_another_judge(canonical, tmp_path):
+    from harness.runner import JudgeConfig
+
+    cases = CaseSet(canonical.path, canonical.cases[:1], canonical.sha256)
+    run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r", progress=False))
+    with pytest.raises(ValueError, match="exists with another judge"):
+        run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r", progress=False,
+                       judge=JudgeConfig(url="http://127.0.0.1:9/v1", model="x")))
+
+
+def test_store_is_pandas_readable_with_spec(canonical, tmp_path):
+    cases = CaseSet(canonical.path, canonical.cases[:2], canonical.sha256)
+    out = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r", progress=False))
+    s = RunStore.open(out.run_dir)
+    try:
+        cells, units, calls = s.cells(), s.units(), s.calls()
+        spec = s.spec()
+    finally:
+        s.close()
+    assert len(cells) == 2 and set(cells["status"]) == {"scored"}
+    assert len(units) == sum(len(c.annotation.claims) for c in cases)
+    assert len(calls) == cells["calls"].sum() == 4
+    assert spec["judge"]["kind"] == "reference" and spec["packages"]["ragas"] == "0.4.3"
+    assert spec["cases"]["sha256"] == cases.sha256 and spec["metrics"][0]["name"] == "inhouse.span"
