@@ -1,0 +1,80 @@
+"""The reference judge's label table, on every label, and its shared helpers."""
+import pytest
+
+from harness import reference as ref
+from harness.model import Annotation, Case, Claim, Context, HallucinationSpan
+
+TABLE = [
+    # label,        ragas NLI, ragas grounded, deepeval,     trulens, in-house
+    ("supported",    1, True,  "yes",        3, "supported"),
+    ("inference",    1, True,  "yes",        2, "supported"),
+    ("not_found",    0, False, "borderline", 0, "not_found"),
+    ("contradicted", 0, False, "no",         0, "contradicted"),
+]
+
+
+@pytest.mark.parametrize("label,nli,grounded,deepeval,trulens,inhouse", TABLE, ids=[r[0] for r in TABLE])
+def test_label_table(label, nli, grounded, deepeval, trulens, inhouse):
+    assert ref.RAGAS_NLI[label] == nli
+    assert ref.RAGAS_GROUNDED[label] is grounded
+    assert ref.DEEPEVAL_VERDICT[label] == deepeval
+    assert ref.TRULENS_SCORE[label] == trulens
+    assert ref.INHOUSE_VERDICT[label] == inhouse
+
+
+def test_table_covers_exactly_the_labels():
+    from harness.model import LABELS
+
+    for table in (ref.RAGAS_NLI, ref.RAGAS_GROUNDED, ref.DEEPEVAL_VERDICT, ref.TRULENS_SCORE, ref.INHOUSE_VERDICT):
+        assert set(table) == set(LABELS)
+
+
+def _c(label, span=(0, 1)):
+    return Claim("x", span, label)
+
+
+@pytest.mark.parametrize("labels,rating", [
+    ([], 2), (["supported"], 2), (["inference", "supported"], 2), (["supported", "not_found"], 1),
+    (["contradicted", "inference"], 1), (["not_found"], 0), (["contradicted", "not_found"], 0)])
+def test_ragas_rg_rating(labels, rating):
+    assert ref.ragas_rg_rating([_c(l) for l in labels]) == rating
+
+
+@pytest.mark.parametrize("labels,score", [
+    (["supported"], 3), (["inference"], 2), (["not_found"], 0), (["contradicted"], 0),
+    (["supported", "not_found"], 2),          # 1.5 rounds half up
+    (["inference", "not_found"], 1), (["supported", "inference"], 3), (["supported", "supported", "not_found"], 2)])
+def test_trulens_sentence_score(labels, score):
+    assert ref.trulens_sentence_score([_c(l) for l in labels]) == score
+
+
+def test_ragtruth_spans_make_sentence_claims():
+    answer = "The pool opens at 6. It has a sauna. Entry is free."
+    case = Case("r", "q", (Context("1", "The pool opens at 6."),), answer,
+                Annotation(claims=(), answerable=True, abstention=False,
+                           spans=(HallucinationSpan(24, 35, "not_found"), HallucinationSpan(37, 50, "contradicted"))))
+    claims = ref.judged_claims(case)
+    assert [(c.text, c.label) for c in claims] == [
+        ("The pool opens at 6.", "supported"), ("It has a sauna.", "not_found"), ("Entry is free.", "contradicted")]
+    assert ref.claims_in(case, (21, 36))[0].label == "not_found"
+
+
+def test_claim_lookup_and_unit_span(canonical):
+    case = canonical.by_id("cookie-yield")
+    last = case.annotation.claims[-1]
+    assert ref.claim_for_text(case, "  " + last.text.upper() + " ") == last
+    assert ref.claim_for_text(case, "The oven explodes.") is None
+    assert ref.unit_span(case, last.text) == last.answer_span
+
+
+def test_abstention_span_defaults_to_whole_answer(canonical):
+    case = canonical.by_id("abstain-answerable")
+    s = ref.abstention_span(case)
+    assert s is not None and case.answer[s[0]:s[1]].strip()
+    assert ref.abstention_span(canonical.by_id("cookie-yield")) is None
+
+
+def test_completion_shape_has_usage():
+    out = ref.completion('{"a": 1}', "reference-judge", "prompt text")
+    assert out["choices"][0]["message"]["content"] == '{"a": 1}'
+    assert out["usage"]["total_tokens"] == out["usage"]["prompt_tokens"] + out["usage"]["completion_tokens"]
