@@ -15,6 +15,10 @@ FORCED = {
     "DEEPEVAL_DISABLE_DOTENV": "1",
     "DEEPEVAL_DISABLE_LEGACY_KEYFILE": "1",
     "DEEPEVAL_UPDATE_WARNING_OPT_IN": "0",
+    # DeepEval retries 5xx/429/connection errors itself and cuts attempts at 88.5 s, under the
+    # gateway's own retries and per-call timeout: one attempt, no vendor timeout (the harness owns both).
+    "DEEPEVAL_RETRY_MAX_ATTEMPTS": "1",
+    "DEEPEVAL_DISABLE_TIMEOUTS": "1",
     # LangChain / LangSmith tracing.
     "LANGCHAIN_TRACING_V2": "false",
     "LANGSMITH_TRACING": "false",

@@ -1,0 +1,126 @@
+"""DeepEval ``FaithfulnessMetric`` (deepeval 4.3.1), two variants sharing one base.
+
+``deepeval.faithfulness``: DeepEval's defaults. ``deepeval.faithfulness_penalized``: the same with
+``penalize_ambiguous_claims=True``. Both pass ``eval_mode="llm"`` explicitly (see
+``_model.build_metric``); every other argument is DeepEval's default.
+
+DeepEval extracts truths from the contexts and claims from the answer (two calls, concurrent),
+asks one verdict per claim against the truths (yes / no / borderline), then a reason. Score:
+``(yes + borderline) / N`` by default, ``yes / N`` penalized, N the number of verdicts; no claims
+(no verdict call) scores ``1``, kept and flagged ``no_claims_scored_1``. An empty answer is
+rejected by DeepEval before any call (``MissingTestCaseParamsError``): unscored by the vendor.
+
+Units: every claim DeepEval extracted, in its order, with its verdict normalised (yes ->
+supported, no -> unsupported; borderline -> ambiguous in the default variant, where it passes,
+and -> unsupported in the penalized one, where it counts against the score), the raw verdict, the
+judge's reason, and its span in the answer when it can be located. The cell keeps DeepEval's
+truths, its reason string and its token counts.
+
+Vendor traps handled (``vendor-notes/deepeval.md``): telemetry and dotenv loading are switched off
+by ``harness.vendor_env`` before any import; a metric instance carries state, so each cell builds
+its own; ``a_measure(..., _show_indicator=False)`` in async code (no spinner, no
+``nest_asyncio``); never ``evaluate()`` (it prints and writes files). The judge model is described
+in ``_model``. No DeepEval code is patched.
+"""
+from __future__ import annotations
+
+from harness.metric import Endpoint, JudgeRequest, register
+from harness.model import Case, CellResult, UnitVerdict
+from harness.reference import unit_span
+
+from adapters.deepeval import judge
+
+NORMALISED = {
+    False: {"yes": "supported", "no": "unsupported", "borderline": "ambiguous"},
+    True: {"yes": "supported", "no": "unsupported", "borderline": "unsupported"},
+}
+"""penalize_ambiguous_claims -> DeepEval verdict -> normalised verdict (a verdict that counts
+against the score is unsupported)."""
+
+
+class DeepEvalFaithfulnessBase:
+    """Shared code of the two variants; subclasses set the class attributes and ``penalize``."""
+
+    version = "1"
+    higher_is_better = True
+    vendor = "deepeval"
+    unit = "claim"
+    penalize: bool = False
+
+    @classmethod
+    def prepare(cls) -> None:
+        """Import the vendor stack once, before cells start."""
+        from adapters.deepeval import _model  # noqa: F401
+
+    async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
+        from adapters.deepeval import _model
+
+        metric = _model.build_metric(endpoint, self.penalize)
+        tc = _model.make_test_case(case.question, case.answer, case.context_texts)
+        try:
+            await metric.a_measure(tc, _show_indicator=False)
+        except Exception as exc:  # noqa: BLE001 - explained when we can, else re-raised for the runner
+            explained = _model.explain(exc)
+            if explained is None:
+                raise
+            return explained
+        return self.result(case, metric)
+
+    def result(self, case: Case, metric) -> CellResult:
+        """The cell from a measured ``FaithfulnessMetric``."""
+        claims, verdicts = list(metric.claims or []), list(metric.verdicts or [])
+        counted = [v for v in verdicts if v is not None]
+        names = NORMALISED[self.penalize]
+        units = []
+        for i in range(max(len(claims), len(verdicts))):
+            text = claims[i] if i < len(claims) else ""
+            v = verdicts[i] if i < len(verdicts) else None
+            raw = str(v.verdict) if v is not None else "none"  # Verdict.__str__ is its value
+            units.append(UnitVerdict(
+                index=i, text=text, verdict=names.get(raw, "excluded"), raw_verdict=raw, kind="claim",
+                reason=getattr(v, "reason", None), span=unit_span(case, text) if text else None))
+        flags = []
+        if not claims:
+            flags.append("no_claims_scored_1")
+        elif not counted:
+            flags.append("no_verdicts_scored_1")
+        if len(verdicts) != len(claims):
+            flags.append("verdict_count_mismatch")
+        detail = {
+            "truths": list(metric.truths or []),
+            "claims": claims,
+            "verdict_counts": {k: sum(1 for u in units if u.raw_verdict == k)
+                               for k in ("yes", "no", "borderline")},
+            "penalize_ambiguous_claims": self.penalize,
+            "threshold": metric.threshold,
+            "success": metric.success,
+            "evaluation_model": metric.evaluation_model,
+            "evaluation_cost": metric.evaluation_cost,
+            "deepeval_tokens": {"input": getattr(metric, "input_tokens", None),
+                                "output": getattr(metric, "output_tokens", None)},
+        }
+        return CellResult.scored(metric.score, units, reason=metric.reason, flags=flags, detail=detail)
+
+    @staticmethod
+    def reference_reply(req: JudgeRequest) -> str:
+        return judge.reference_reply(req)
+
+
+@register
+class DeepEvalFaithfulness(DeepEvalFaithfulnessBase):
+    """DeepEval FaithfulnessMetric, defaults: a borderline claim passes."""
+
+    name = "deepeval.faithfulness"
+    display_name = "DeepEval Faithfulness"
+    short_name = "deepeval"
+    penalize = False
+
+
+@register
+class DeepEvalFaithfulnessPenalized(DeepEvalFaithfulnessBase):
+    """DeepEval FaithfulnessMetric with ``penalize_ambiguous_claims=True``: a borderline claim fails."""
+
+    name = "deepeval.faithfulness_penalized"
+    display_name = "DeepEval Faithfulness (penalize ambiguous)"
+    short_name = "deepeval.pen"
+    penalize = True

@@ -1,0 +1,144 @@
+"""deepeval.faithfulness and deepeval.faithfulness_penalized on every canonical case, through the
+real gateway and the reference judge, against golden tables derived by hand from the annotations."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from harness.testing import score_cases, score_one
+from tests.conftest import read_golden
+from tests.contracts.deepeval_case import CASE, RecordingUpstream, step_of_body
+
+METRICS = ("deepeval.faithfulness", "deepeval.faithfulness_penalized")
+GOLDEN = {m: read_golden(m) for m in METRICS}
+ROWS = [(m, r) for m in METRICS for r in GOLDEN[m]]
+
+
+@pytest.fixture(scope="module")
+def results(canonical):
+    return {m: score_cases(m, list(canonical)) for m in METRICS}
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_golden_covers_every_case(metric, canonical):
+    assert sorted(r["case_id"] for r in GOLDEN[metric]) == sorted(c.id for c in canonical)
+
+
+@pytest.mark.parametrize("metric,row", ROWS, ids=[f"{m}:{r['case_id']}" for m, r in ROWS])
+def test_golden(metric, row, results):
+    got = results[metric][row["case_id"]].result
+    if row["expected"] in ("unscored", "vendor_nan", "not_applicable"):
+        assert got.status == row["expected"], got
+        assert got.score is None and got.reason
+    else:
+        assert got.status == "scored", got
+        assert math.isclose(got.score, float(row["expected"]), abs_tol=1e-6), (got.score, row["reasoning"])
+
+
+def test_cookie_case_lenient_vs_penalized(results, canonical):
+    case = canonical.by_id("cookie-yield")
+    lenient = results["deepeval.faithfulness"]["cookie-yield"].result
+    strict = results["deepeval.faithfulness_penalized"]["cookie-yield"].result
+    assert (lenient.score, strict.score) == (1.0, 0.75)
+    assert [u.raw_verdict for u in lenient.units] == ["yes", "yes", "yes", "borderline"]
+    assert [u.verdict for u in lenient.units] == ["supported"] * 3 + ["ambiguous"]
+    assert [u.verdict for u in strict.units] == ["supported"] * 3 + ["unsupported"]
+    for res in (lenient, strict):
+        assert [u.text for u in res.units] == [c.text for c in case.annotation.claims]
+        assert [u.span for u in res.units] == [c.answer_span for c in case.annotation.claims]
+        assert [u.kind for u in res.units] == ["claim"] * 4
+        assert res.units[0].reason is None and "does not mention" in res.units[3].reason
+    # DeepEval's reason: the borderline claim is a contradiction only when penalized
+    assert lenient.reason.startswith("The score is 1.00 because") and "(Ambiguous)" not in lenient.reason
+    assert strict.reason.startswith("The score is 0.75 because") and "(Ambiguous)" in strict.reason
+
+
+def test_truths_are_the_context_sentences(results, canonical):
+    res = results["deepeval.faithfulness"]["refund-invented"].result
+    case = canonical.by_id("refund-invented")
+    truths = res.detail["truths"]
+    assert len(truths) >= len(case.contexts)
+    assert all(any(t in ctx for ctx in case.context_texts) for t in truths)
+    assert res.detail["claims"] == [u.text for u in res.units]
+
+
+def test_contradicted_claim_is_unsupported_with_the_context_quoted(results):
+    for metric in METRICS:
+        unit = results[metric]["leave-40-weeks"].result.units[0]
+        assert (unit.raw_verdict, unit.verdict) == ("no", "unsupported")
+        assert "39 weeks" in unit.reason
+
+
+def test_no_claims_scores_1_flagged_and_skips_the_verdict_call(results):
+    for metric in METRICS:
+        for cid in ("abstain-answerable", "abstain-unanswerable"):
+            s = results[metric][cid]
+            assert (s.result.status, s.result.score, s.result.units) == ("scored", 1.0, ())
+            assert s.result.flags == ("no_claims_scored_1",)
+            assert sorted(c.step for c in s.calls) == ["Claims", "FaithfulnessScoreReason", "Truths"]
+
+
+def test_empty_answer_is_rejected_by_the_vendor_before_any_call(results):
+    for metric in METRICS:
+        s = results[metric]["empty-answer"]
+        assert s.result.status == "vendor_nan" and "cannot be empty" in s.result.reason
+        assert s.result.flags == ("empty_answer_rejected",)
+        assert s.ledger.calls == 0
+
+
+def test_four_calls_per_case_with_claims(results, canonical):
+    for metric in METRICS:
+        for case in canonical:
+            s = results[metric][case.id]
+            want = 0 if not case.answer else (4 if case.annotation.claims else 3)
+            assert s.ledger.calls == want, (metric, case.id)
+            assert s.ledger.errors == 0 and s.ledger.retries == 0, (metric, case.id)
+
+
+def test_token_usage_reaches_deepeval(results):
+    """Shim ``calculate_cost``: without it an unpriced judge leaves DeepEval's token counts None."""
+    for metric in METRICS:
+        s = results[metric]["cookie-yield"]
+        assert s.result.detail["deepeval_tokens"] == {"input": s.ledger.prompt_tokens,
+                                                     "output": s.ledger.completion_tokens}
+        assert s.result.detail["evaluation_cost"] is None  # no price for the reference judge
+
+
+def test_idk_verdict_is_an_error_naming_the_step(monkeypatch):
+    """Legacy ``idk`` is outside DeepEval's schema: the gateway rejects the reply (502), DeepEval
+    retries it with its own tenacity policy, then the cell is an explained error, never a score."""
+    for var in ("DEEPEVAL_RETRY_INITIAL_SECONDS", "DEEPEVAL_RETRY_JITTER", "DEEPEVAL_RETRY_CAP_SECONDS"):
+        monkeypatch.setenv(var, "0")
+
+    def idk(body, content):
+        return content.replace('"borderline"', '"idk"') if step_of_body(body) == "verdicts" else content
+
+    up = RecordingUpstream({("test", CASE.id): CASE}, edit=idk)
+    s = score_one("deepeval.faithfulness", CASE, upstream=up)
+    assert s.result.status == "error" and s.result.score is None
+    assert "DeepEval's retries" in s.result.reason and "Verdicts" in s.result.reason
+    steps = [c.step for c in s.calls]
+    assert "FaithfulnessScoreReason" not in steps and steps.count("Verdicts") >= 1
+
+
+def test_schema_violation_is_explained_naming_the_schema():
+    """A reply that reaches DeepEval but fails its pydantic schema (no retry by DeepEval)."""
+    import pydantic
+    from deepeval.metrics.faithfulness.schema import Verdicts
+
+    from adapters.deepeval._model import explain
+
+    with pytest.raises(pydantic.ValidationError) as err:
+        Verdicts.model_validate({"verdicts": [{"verdict": "idk", "reason": None}]})
+    cell = explain(err.value)
+    assert cell.status == "error" and "Verdicts schema" in cell.reason and "verdicts.0.verdict" in cell.reason
+    assert explain(RuntimeError("x")) is None
+
+
+def test_cells_run_concurrently_without_sharing_state(canonical):
+    """Four cells in one event loop, both variants: each keeps its own claims and score."""
+    cases = [canonical.by_id(i) for i in ("cookie-yield", "memory-correct", "leave-misread", "product-age")]
+    a = score_cases("deepeval.faithfulness_penalized", cases, concurrency=4)
+    assert [a[c.id].result.score for c in cases] == [0.75, 0.0, 0.5, 1.0]
+    assert [len(a[c.id].result.units) for c in cases] == [len(c.annotation.claims) for c in cases]
