@@ -1,0 +1,82 @@
+"""``trulens.groundedness``: TruLens's ``groundedness_measure_with_cot_reasons``.
+
+Definition (TruLens 2.16.0): split the answer into sentences (NLTK English Punkt); drop bare list
+markers; one judge call removes "trivial" sentences (pleasantries, style); one judge call per
+remaining sentence scores it 0-3 against the whole source ("information overlap"), with the
+evidence it found; the score is the mean of the sentences' scores / 3. An abstention ("I don't
+know") is told to score the maximum, 3. If the filter leaves nothing, TruLens returns 0.0.
+Sentences whose score cannot be parsed are left out of the mean; if none parses, TruLens returns
+-1.0, which the harness reports as ``vendor_nan``.
+
+Judge calls per answer: 1 (filter) + 1 per kept sentence, the sentence calls in parallel.
+"""
+from __future__ import annotations
+
+import asyncio
+
+from harness.metric import Endpoint, JudgeRequest, register
+from harness.model import Case, CellResult
+
+from adapters.trulens import judge
+from adapters.trulens.common import CARD_COMMON, VENDOR_VERSION, join_source, load_vendor
+from adapters.trulens.units import groundedness_result
+
+CARD_NOTES = """\
+Unit: the answer sentence (NLTK English Punkt). Verdicts: the judge's 0-3 per sentence, kept as
+`n/3`; 3 -> supported, 0 -> unsupported, 1-2 -> ambiguous; a sentence the trivial filter drops ->
+excluded ("trivial"); a bare list marker -> excluded ("list_marker"); an unparsable score ->
+excluded ("unparsable"). Evidence: the text after "Supporting Evidence:" in TruLens's reason, checked
+verbatim against the passages by the harness (TruLens never checks it).
+Score: TruLens's own mean of score/3 over the judged sentences.
+Degenerate inputs: nothing left after the filter (an empty answer, only pleasantries) scores 0.0,
+flagged `all_trivial_scored_0`; an abstention sentence scores 3/3 (the prompt says so), flagged
+`abstention_scored_grounded`, so "I don't know" is fully grounded even when the passages answer.
+Reference judge: a sentence scores the mean of its claims' TruLens scores (supported 3, inference 2,
+not_found 0, contradicted 0), rounded half up; the filter keeps exactly the sentences that carry a
+claim or an abstention.
+Judge calls per answer: 1 + kept sentences.
+Source: the passages joined with a blank line, in retrieval order (no numbering).
+""" + CARD_COMMON.format(version=VENDOR_VERSION)
+
+
+async def run_groundedness(case: Case, endpoint: Endpoint, *, variant: bool) -> CellResult:
+    """Run either groundedness function on one case (shared by both adapters)."""
+    shims, vendor = await asyncio.to_thread(load_vendor)
+    provider = vendor.make_provider(endpoint)
+    source = join_source(case)
+
+    def call():
+        if variant:
+            out = provider.groundedness_measure_with_cot_reasons_consider_answerability(
+                source, case.answer, case.question, groundedness_configs=vendor.CONFIGS)
+        else:
+            out = provider.groundedness_measure_with_cot_reasons(
+                source, case.answer, groundedness_configs=vendor.CONFIGS)
+        return out, shims.sent_tokenize(case.answer)
+
+    (score, reasons), sentences = await asyncio.to_thread(call)
+    return groundedness_result(case, score, reasons, sentences, provider.filter_log, variant=variant,
+                               failures=provider.failures)
+
+
+@register
+class TrulensGroundedness:
+    name = "trulens.groundedness"
+    version = "1"
+    display_name = "TruLens groundedness (CoT reasons)"
+    short_name = "trulens"
+    higher_is_better = True
+    vendor = "trulens"
+    unit = "sentence"
+    card_notes = CARD_NOTES
+
+    @classmethod
+    def prepare(cls) -> None:
+        load_vendor()
+
+    async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
+        return await run_groundedness(case, endpoint, variant=False)
+
+    @staticmethod
+    def reference_reply(req: JudgeRequest) -> str:
+        return judge.reply(req, ("trivial", "groundedness"))
