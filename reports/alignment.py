@@ -1,0 +1,143 @@
+"""Per-claim alignment: each metric's units mapped onto the annotation's claims by answer span.
+
+The rows are the claims the reference judge reads (``harness.reference.judged_claims``), plus the
+abstention span when the answer abstains. A metric's unit lands on every row its span overlaps (a
+TruLens sentence carrying two claims lands on both, marked shared); a unit that overlaps no row gets
+a row of its own for that stretch of the answer ("not an annotated claim"); a whole-answer unit
+goes in a "whole answer" row (kinds in ``WHOLE``: an answer-level verdict, or one judge's rating of the whole
+answer); a unit with no span goes in the "unaligned" row.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from harness.spans import overlaps
+
+WHOLE = ("answer", "judge")
+"""Unit kinds that judge the whole answer at once."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A unit verdict as the store keeps it (the fields the alignment needs)."""
+
+    metric: str
+    index: int
+    text: str
+    verdict: str
+    raw_verdict: str
+    kind: str = "claim"
+    span: tuple[int, int] | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One unit's verdict shown in one row."""
+
+    unit: Unit
+    shared: bool = False
+    """The unit also lands on other rows (it spans several claims)."""
+
+
+@dataclass
+class Row:
+    """One row of the alignment table."""
+
+    kind: str
+    """claim | abstention | other | answer | unaligned."""
+    text: str
+    """The stretch of the answer (or the claim text when there is no answer text)."""
+    span: tuple[int, int] | None = None
+    """Where the row sits in the answer."""
+    label: str | None = None
+    """The annotation's label (claims), ``abstention``, or None."""
+    claim: object = None
+    """The annotation's Claim, for claim rows."""
+    marks: dict[str, list[Mark]] = field(default_factory=dict)
+    """metric -> the marks of its units on this row."""
+
+    def verdicts(self, metric: str) -> set[str]:
+        """The normalised verdicts a metric gives on this row."""
+        return {m.unit.verdict for m in self.marks.get(metric, [])}
+
+    def raws(self, metric: str) -> set[str]:
+        """The raw (vendor) verdicts a metric gives on this row."""
+        return {str(m.unit.raw_verdict) for m in self.marks.get(metric, [])}
+
+
+def units_from_frame(df) -> list[Unit]:
+    """Units from the store's ``units`` DataFrame rows (any number of cases/metrics)."""
+    out = []
+    for r in df.itertuples(index=False):
+        span = None
+        if r.span_start is not None and not _nan(r.span_start) and not _nan(r.span_end):
+            span = (int(r.span_start), int(r.span_end))
+        reason = r.reason if isinstance(r.reason, str) else None
+        out.append(Unit(r.metric, int(r.idx), str(r.text), str(r.verdict), str(r.raw_verdict), str(r.kind), span, reason))
+    return out
+
+
+def _nan(v) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def align(case, units: list[Unit]) -> list[Row]:
+    """Rows for one case (``case`` may be None when its text is unknown).
+
+    >>> from harness.model import Annotation, Case, Claim, Context
+    >>> ans = "Bake at 350 F for 8 minutes. It makes 24."
+    >>> claims = (Claim("Bake at 350 F.", (0, 13), "supported"), Claim("Bake 8 min.", (14, 27), "supported"),
+    ...           Claim("It makes 24.", (29, 40), "not_found"))
+    >>> case = Case("c", "q?", (Context("1", "Bake at 350 F for 8 minutes."),), ans, Annotation(claims, True, False))
+    >>> units = [Unit("t", 0, "Bake at 350 F for 8 minutes.", "supported", "3", "sentence", (0, 28)),
+    ...          Unit("t", 1, "It makes 24.", "unsupported", "0", "sentence", (29, 41)),
+    ...          Unit("d", 0, "The recipe yields 24.", "ambiguous", "borderline", "claim", None)]
+    >>> rows = align(case, units)
+    >>> [(r.kind, r.label, sorted(r.marks)) for r in rows]
+    [('claim', 'supported', ['t']), ('claim', 'supported', ['t']), ('claim', 'not_found', ['t']), ('unaligned', None, ['d'])]
+    >>> rows[0].marks["t"][0].shared, rows[2].verdicts("t")
+    (True, {'unsupported'})
+    """
+    answer = case.answer if case is not None else ""
+    rows = _backbone(case) if case is not None else []
+    backbone = list(rows)
+    extra: list[Row] = []
+    whole = Row("answer", "the whole answer", (0, len(answer)))
+    loose = Row("unaligned", "units with no span in the answer")
+    for u in sorted(units, key=lambda u: (u.metric, u.index)):
+        if u.kind in WHOLE:
+            whole.marks.setdefault(u.metric, []).append(Mark(u))
+        elif u.span is None:
+            loose.marks.setdefault(u.metric, []).append(Mark(u))
+        else:
+            hits = [r for r in backbone if r.span is not None and overlaps(r.span, u.span)]
+            if not hits:
+                hits = [_other_row(extra, u.span, answer, u.text)]
+            for r in hits:
+                r.marks.setdefault(u.metric, []).append(Mark(u, shared=len(hits) > 1))
+    ordered = sorted(rows + extra, key=lambda r: (r.span or (10**9, 0))[0])
+    return ordered + [r for r in (whole, loose) if r.marks]
+
+
+def _backbone(case) -> list[Row]:
+    from harness.reference import abstention_span, judged_claims
+
+    rows = [Row("claim", case.answer[s:e] or c.text, (s, e), c.label, c)
+            for c in judged_claims(case) for s, e in [c.answer_span]]
+    ab = abstention_span(case)
+    if ab is not None and ab[1] > ab[0]:
+        rows.append(Row("abstention", case.answer[ab[0]:ab[1]], ab, "abstention"))
+    return rows
+
+
+def _other_row(extra: list[Row], span: tuple[int, int], answer: str, text: str) -> Row:
+    for r in extra:
+        if overlaps(r.span, span):
+            r.span = (min(r.span[0], span[0]), max(r.span[1], span[1]))
+            r.text = answer[r.span[0]:r.span[1]] or r.text
+            return r
+    row = Row("other", answer[span[0]:span[1]] or text, span)
+    extra.append(row)
+    return row

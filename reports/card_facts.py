@@ -1,0 +1,148 @@
+"""Facts a metric card states, each read from a run or from the code, never typed by hand:
+the reference-table row of the metric, the verdicts its units got per annotation label, judge calls
+per answer from the ledger, and the shims and notes its adapter documents."""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections import Counter, defaultdict
+
+from harness import reference as R
+
+REFERENCE_ROWS = {
+    "inhouse.span": (R.INHOUSE_VERDICT, "judge verdict (grounded only with a verbatim span)"),
+    "ragas.faithfulness": (R.RAGAS_NLI, "NLI verdict (1 = can be directly inferred)"),
+    "ragas.response_groundedness": ({k: "grounded" if v else "not grounded" for k, v in R.RAGAS_GROUNDED.items()},
+                                    "counts toward the 0/1/2 rating as"),
+    "deepeval.faithfulness": (R.DEEPEVAL_VERDICT, "DeepEval verdict"),
+    "deepeval.faithfulness_penalized": (R.DEEPEVAL_VERDICT, "DeepEval verdict"),
+    "trulens.groundedness": (R.TRULENS_SCORE, "TruLens 0-3 score of the claim"),
+    "trulens.groundedness_answerability": (R.TRULENS_SCORE, "TruLens 0-3 score of the claim"),
+}
+"""metric -> (annotation label -> what the reference judge answers, what that answer is)."""
+
+
+def reference_row(metric: str) -> tuple[dict, str] | None:
+    """The reference judge's reading of each label for this metric (None: it reads no claim label)."""
+    return REFERENCE_ROWS.get(metric)
+
+
+def observed_verdicts(data, metric: str) -> dict[str, list[tuple[str, str, str]]]:
+    """label -> [(raw verdict, normalised verdict, first case)] the metric's units got on claims with
+    that label, over the run (units aligned to claims by span; whole-answer units left out)."""
+    from reports.alignment import align, units_from_frame
+
+    u = data.units[data.units["metric"] == metric]
+    by_case = defaultdict(list)
+    for unit, cid in zip(units_from_frame(u), u["case_id"]):
+        by_case[cid].append(unit)
+    seen: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
+    for cid in data.case_ids:
+        case = data.cases.get(cid)
+        if case is None or cid not in by_case:
+            continue
+        for row in align(case, by_case[cid]):
+            if row.kind not in ("claim", "abstention", "other"):
+                continue
+            label = row.label or "no claim (trivial or other text)"
+            for mk in row.marks.get(metric, []):
+                seen[label].setdefault((mk.unit.raw_verdict, mk.unit.verdict), cid)
+    return {lab: [(raw, v, cid) for (raw, v), cid in pairs.items()] for lab, pairs in seen.items()}
+
+
+def calls_per_answer(data, metric: str) -> list[tuple[int, list[str]]]:
+    """[(judge calls, case ids)] from the ledger, most common first (ties: fewer calls first)."""
+    df = data.cells[data.cells["metric"] == metric]
+    groups: dict[int, list[str]] = defaultdict(list)
+    order = {c: i for i, c in enumerate(data.case_ids)}
+    for cid, n in sorted(zip(df["case_id"], df["calls"]), key=lambda t: order.get(t[0], 10**6)):
+        groups[int(n)].append(cid)
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
+def tokens_per_answer(data, metric: str) -> tuple[float, float] | None:
+    """Mean (prompt, completion) tokens per answer that reached the judge."""
+    df = data.cells[(data.cells["metric"] == metric) & (data.cells["calls"] > 0)]
+    if not len(df):
+        return None
+    return float(df["prompt_tokens"].mean()), float(df["completion_tokens"].mean())
+
+
+def adapter_module(metric: str):
+    from harness import registry
+
+    cls = registry.get(metric)
+    return cls, __import__(cls.__module__, fromlist=["_"])
+
+
+def adapter_notes(metric: str) -> str | None:
+    """The adapter's own card notes (``card_notes`` on the class or ``CARD_NOTES`` in its module)."""
+    cls, mod = adapter_module(metric)
+    notes = getattr(cls, "card_notes", None) or getattr(mod, "CARD_NOTES", None)
+    return notes.strip() if isinstance(notes, str) and notes.strip() else None
+
+
+_SHIM = re.compile(r"^Shim\b")
+
+
+def documented_shims(metric: str) -> list[tuple[str, str]]:
+    """(module file, block) for every "Shim ..." block in the module docstrings of the adapter's
+    package (files read with ``ast``, nothing imported), in file order."""
+    cls, mod = adapter_module(metric)
+    pkg_dir = os.path.dirname(mod.__file__)
+    root = os.path.dirname(os.path.dirname(pkg_dir))
+    out = []
+    for name in sorted(os.listdir(pkg_dir)):
+        if not name.endswith(".py"):
+            continue
+        path = os.path.join(pkg_dir, name)
+        with open(path, encoding="utf-8") as fh:
+            doc = ast.get_docstring(ast.parse(fh.read())) or ""
+        for block in re.split(r"\n\s*\n", doc):
+            if _SHIM.match(block.strip()):
+                out.append((os.path.relpath(path, root), rst_to_md(" ".join(block.split()))))
+    return out
+
+
+def rst_to_md(text: str) -> str:
+    """Docstring markup to Markdown: ````x```` and ``:func:`x``` become ```x```.
+
+    >>> rst_to_md("calls ``nltk.download`` via :func:`sent_tokenize`")
+    'calls `nltk.download` via `sent_tokenize`'
+    """
+    return re.sub(r":[a-z]+:`([^`]+)`", r"`\1`", text.replace("``", "`"))
+
+
+def card_text(metric: str) -> dict[str, str]:
+    """Hand-written sections from ``reports/card_text/<metric>.md`` ("## Title" -> text)."""
+    path = os.path.join(os.path.dirname(__file__), "card_text", f"{metric}.md")
+    if not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    out, current = {}, None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            out[current] = []
+        elif current is not None:
+            out[current].append(line)
+    return {k: "\n".join(v).strip() for k, v in out.items()}
+
+
+def label_counts(case) -> str:
+    """The case's claim labels in answer order, as letters (S I N C), or a dash for none.
+
+    >>> from harness.model import Annotation, Case, Claim
+    >>> c = Case("x", "q", (), "a b", Annotation((Claim("a", (0, 1), "supported"), Claim("b", (2, 3), "not_found")), True, False))
+    >>> label_counts(c)
+    'S N'
+    """
+    letters = {"supported": "S", "inference": "I", "not_found": "N", "contradicted": "C"}
+    claims = R.judged_claims(case)
+    return " ".join(letters[c.label] for c in claims) or "\u2013"
+
+
+def status_counts(cells: dict, metric: str, case_ids) -> Counter:
+    return Counter(cells[(c, metric)].status for c in case_ids)

@@ -1,0 +1,177 @@
+"""The report as one self-contained HTML page: inline CSS, plots as base64 PNG, no script, no external
+resource. Every piece of run or case text goes through :func:`e` (HTML-escaped, quotes included)."""
+from __future__ import annotations
+
+import html as _html
+
+from reports import sections as S
+from reports.plots import data_uri
+from reports.stats import RESAMPLES
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d2733;background:#f6f7f9;line-height:1.45}
+main{max-width:1320px;margin:0 auto;padding:18px 28px 60px;background:#fff}
+h1{font-size:1.55em;margin:.2em 0 .1em} h2{font-size:1.25em;margin-top:2em;border-bottom:2px solid #dfe3e8;padding-bottom:.2em}
+h3{font-size:1.05em;margin:1.6em 0 .4em} .muted{color:#5b6673} .small{font-size:.86em}
+.judge{background:#eef5ff;border-left:5px solid #3b7dbf;padding:10px 14px;margin:12px 0;border-radius:4px}
+.judge b{font-size:1.08em} .facts{display:flex;flex-wrap:wrap;gap:10px;margin:10px 0}
+.fact{background:#f3f5f7;border-radius:6px;padding:6px 12px;min-width:90px} .fact .v{font-size:1.3em;font-weight:600;display:block}
+nav a{margin-right:14px} table{border-collapse:collapse;margin:8px 0;font-size:.9em}
+th,td{border:1px solid #dfe3e8;padding:4px 8px;text-align:left;vertical-align:top} th{background:#f3f5f7}
+td.num{text-align:right;font-variant-numeric:tabular-nums} .matrix td{text-align:center;min-width:64px}
+.s-unscored{background:repeating-linear-gradient(45deg,#e4e4e4 0 5px,#f4f4f4 5px 10px);font-style:italic}
+.s-vendor_nan{background:repeating-linear-gradient(-45deg,#f2c6f0 0 5px,#fbe8fa 5px 10px);font-style:italic}
+.s-error{background:#ff6b6b;color:#fff;font-weight:600} .s-not_applicable{background:#fff;color:#777;font-style:italic;border-style:dotted}
+.s-missing{background:#fff;color:#aaa} .v-supported{background:#e3f4e6} .v-unsupported{background:#fde2e0}
+.v-ambiguous{background:#fff3cd} .v-excluded{background:#eeeeee;color:#666}
+.glance li{margin:4px 0} blockquote{margin:6px 0;padding:6px 12px;background:#f8f9fb;border-left:3px solid #c9d1da;white-space:pre-wrap}
+.reason{font-weight:600;color:#7a3e00} img{max-width:100%;height:auto} details{margin:4px 0} code{background:#f1f3f5;padding:0 3px}
+.scroll{overflow-x:auto} .align{font-size:.84em} .align td:nth-child(2){min-width:200px} .align td:last-child{min-width:190px}
+.align td{min-width:70px}
+.legend span.k{display:inline-block;min-width:60px;text-align:center;border:1px solid #ccc;margin-right:6px;padding:0 4px}
+"""
+
+
+def e(text) -> str:
+    """HTML-escape any value (quotes included).
+
+    >>> e('<script>alert("x")</script>')
+    '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;'
+    """
+    return _html.escape("" if text is None else str(text), quote=True)
+
+
+def score_style(v: float) -> str:
+    """Inline background for a score cell (the heatmap's colour map)."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    from reports.plots import CMAP
+
+    c = colormaps[CMAP](0.1 + 0.85 * max(0.0, min(1.0, v)))
+    return f"background:{to_hex(c)};color:{'#fff' if v > 0.55 else '#000'}"
+
+
+def cell_td(cell) -> str:
+    if cell.status == "scored":
+        return f'<td style="{score_style(cell.score)}" title="{e(", ".join(cell.flags))}">{e(cell.label)}</td>'
+    return f'<td class="s-{e(cell.status)}" title="{e(cell.reason)}">{e(cell.label)}</td>'
+
+
+def render(rep) -> str:
+    from reports import html_divergence
+
+    d = rep.data
+    parts = [header(rep), glance(rep), matrix(rep), html_divergence.section(rep), metrics(rep), cost(rep),
+             evidence(rep)]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>Groundedness report: {e(d.run_id)}</title><style>{CSS}</style></head>"
+            f"<body><main>{''.join(parts)}<p class=\"muted small\">Built from the run store by "
+            "<code>harness report</code>; nothing was re-scored.</p></main></body></html>\n")
+
+
+def header(rep) -> str:
+    from reports.build import judge_lines, versions
+
+    d = rep.data
+    jl, jmeaning = judge_lines(d.spec)
+    main, rest = versions(d.spec)
+    calls, pt, ct = rep.totals
+    facts = [("cases", len(d.case_ids)), ("metrics", len(d.metrics)), ("judge calls", f"{calls:,}"),
+             ("tokens", f"{pt + ct:,}"), ("divergent cases", len(rep.divergences))]
+    fh = "".join(f'<div class="fact"><span class="v">{e(v)}</span>{e(k)}</div>' for k, v in facts)
+    vers = ", ".join(f"{e(p)} {e(v)}" for p, v in main)
+    other = ", ".join(f"{e(p)} {e(v)}" for p, v in rest)
+    cases = d.spec.get("cases") or {}
+    note = f'<p class="muted small">{e(d.case_note)}</p>' if d.case_note else ""
+    nav = "".join(f'<a href="#{k}">{e(t)}</a>' for k, t in S.TITLES.items())
+    return (f"<header><h1>Groundedness report: run {e(d.run_id)}</h1>"
+            f'<div class="judge"><b>{e(jl)}</b><br>{e(jmeaning)}</div><div class="facts">{fh}</div>'
+            f'<p class="small"><b>Vendor versions:</b> {vers}</p>'
+            f'<details class="small"><summary>Everything else the run recorded</summary>'
+            f"<p>Other packages: {other}</p><p>Case file: <code>{e(cases.get('path'))}</code> "
+            f"(sha256 {e(str(cases.get('sha256', ''))[:16])}), git {e(d.spec.get('git'))}, "
+            f"python {e(d.spec.get('python'))}, created {e(d.spec.get('created'))}, "
+            f"metrics: {e(', '.join(f'{m} v{d.info[m].version}' for m in d.metrics))}</p></details>"
+            f"{note}<nav class=\"small\">{nav}</nav></header>")
+
+
+def glance(rep) -> str:
+    if not rep.divergences:
+        body = f"<p>No case has scored metrics {rep.threshold:.2f} or more apart.</p>"
+    else:
+        items = "".join(
+            f'<li><a href="#case-{i}">{e(dv.case_id)}</a>: {e(rep.shorts[dv.low[0]])} {dv.low[1]:.2f} vs '
+            f'{e(rep.shorts[dv.high[0]])} {dv.high[1]:.2f} &mdash; <span class="reason">{e(dv.reason)}</span></li>'
+            for i, dv in enumerate(rep.divergences[:3]))
+        body = f"<p>The largest divergences:</p><ol class=\"glance\">{items}</ol>"
+    return f'<section id="glance"><h2>{e(S.TITLES["glance"])}</h2>{body}</section>'
+
+
+def matrix(rep) -> str:
+    from reports.matrix import legend
+
+    d = rep.data
+    leg = "".join(f'<li><span class="k {"s-" + st if st != "scored" else ""}">{e(lab)}</span>{e(mean)}</li>'
+                  for lab, mean, st in legend())
+    head = "".join(f'<th title="{e(d.info[m].display_name)}">{e(rep.shorts[m])}</th>' for m in d.metrics)
+    rows = "".join(f"<tr><th>{e(cid)}</th>{''.join(cell_td(rep.cells[(cid, m)]) for m in d.metrics)}</tr>"
+                   for cid in d.case_ids)
+    return (f'<section id="matrix"><h2>{e(S.TITLES["matrix"])}</h2><p>{e(S.INTRO["matrix"])}</p>'
+            f'<ul class="legend small">{leg}</ul>'
+            f'<img alt="heatmap of scores, cases by metrics" src="{data_uri(rep.heatmap_png)}">'
+            f'<table class="matrix"><thead><tr><th>case</th>{head}</tr></thead><tbody>{rows}</tbody></table>'
+            "</section>")
+
+
+def metrics(rep) -> str:
+    rows, notes = [], []
+    for s in rep.summaries:
+        c = s.counts
+        ci = f"[{S.fmt(s.low)}, {S.fmt(s.high)}]" if s.mean is not None else "\u2013"
+        rows.append(f"<tr><th>{e(rep.names[s.metric])}<br><code class=\"small\">{e(s.metric)}</code></th>"
+                    f'<td class="num">{S.fmt(s.mean)}</td><td class="num">{e(ci)}</td>'
+                    + "".join(f'<td class="num">{c.get(k, 0)}</td>' for k in ("scored",) + S.STATUS_ORDER[:4])
+                    + "</tr>")
+        for status, reasons in s.reasons.items():
+            for reason, ids in reasons:
+                notes.append(f"<li><b>{e(rep.shorts[s.metric])}</b> &middot; {e(S.STATUS_NAMES[status])} "
+                             f"({len(ids)}): {e(reason)} <span class=\"muted\">[{e(', '.join(ids))}]</span></li>")
+        for cid, flags in s.flagged:
+            notes.append(f"<li><b>{e(rep.shorts[s.metric])}</b> &middot; flagged value on {e(cid)}: {e(flags)}</li>")
+    heads = "".join(f"<th>{e(h)}</th>" for h in ("metric", "mean", "95% interval", "scored", "unscored",
+                                                 "NaN (vendor)", "error", "n/a"))
+    return (f'<section id="metrics"><h2>{e(S.TITLES["metrics"])}</h2>'
+            f'<p>{e(S.INTRO["metrics"].format(resamples=RESAMPLES))}</p>'
+            f"<table><thead><tr>{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            f"<h3>Cells that are not scores, and flagged values</h3><ul class=\"small\">{''.join(notes) or '<li>none</li>'}</ul>"
+            "</section>")
+
+
+def cost(rep) -> str:
+    heads = "".join(f"<th>{e(h)}</th>" for h in ("metric", "answers", "calls / answer", "calls min-max",
+                                                 "prompt tokens / answer", "completion tokens / answer",
+                                                 "latency / answer (ms)", "cache hits"))
+    rows = "".join(
+        f"<tr><th>{e(rep.names[c.metric])}</th><td class=\"num\">{c.answers}</td><td class=\"num\">{c.calls:.2f}</td>"
+        f"<td class=\"num\">{c.min_calls}-{c.max_calls}</td><td class=\"num\">{c.prompt_tokens:,.0f}</td>"
+        f"<td class=\"num\">{c.completion_tokens:,.0f}</td><td class=\"num\">{c.latency_ms:,.1f}</td>"
+        f"<td class=\"num\">{c.cache_hits}</td></tr>" for c in rep.costs)
+    return (f'<section id="cost"><h2>{e(S.TITLES["cost"])}</h2><p>{e(S.INTRO["cost"])}</p>'
+            f'<img alt="judge calls, tokens and latency per answer, by metric" src="{data_uri(rep.cost_png)}">'
+            f"<table><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table></section>")
+
+
+def evidence(rep) -> str:
+    if not rep.evidence:
+        body = "<p>No metric in this run quoted evidence.</p>"
+    else:
+        rows = "".join(
+            f"<tr><th>{e(rep.names[x.metric])}</th><td class=\"num\">{x.checked}</td><td class=\"num\">{x.verbatim}</td>"
+            f"<td class=\"num\">{S.fmt(100 * x.share, 1)}%</td><td class=\"small\">"
+            f"{'<br>'.join(f'{e(c)}: &ldquo;{e(q)}&rdquo;' for c, q in x.examples) or 'none'}</td></tr>"
+            for x in rep.evidence)
+        body = ("<table><thead><tr><th>metric</th><th>quotes checked</th><th>verbatim</th><th>share</th>"
+                f"<th>quotes not found (up to 3)</th></tr></thead><tbody>{rows}</tbody></table>")
+    return f'<section id="evidence"><h2>{e(S.TITLES["evidence"])}</h2><p>{e(S.INTRO["evidence"])}</p>{body}</section>'

@@ -1,0 +1,120 @@
+"""The report as Markdown for a pull request: the same sections as the HTML, plots as linked PNGs."""
+from __future__ import annotations
+
+from reports import sections as S
+from reports.stats import RESAMPLES
+
+_MD = str.maketrans({"|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]",
+                     "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": " ", "\r": " ", "#": "\\#"})
+
+
+def m(text) -> str:
+    """Escape any value for a Markdown table cell or line (no HTML, no formatting, no line breaks).
+
+    >>> m("<script>a|b</script>")
+    '&lt;script&gt;a\\\\|b&lt;/script&gt;'
+    """
+    return ("" if text is None else str(text)).translate(_MD)
+
+
+def table(heads: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def render(rep, images: dict[str, str] | None = None) -> str:
+    from reports.build import judge_lines, versions
+
+    d, im = rep.data, images or {}
+    jl, jmeaning = judge_lines(d.spec)
+    main, _ = versions(d.spec)
+    calls, pt, ct = rep.totals
+    out = [f"# Groundedness report: run {m(d.run_id)}", "", f"**{m(jl)}**. {m(jmeaning)}", "",
+           f"Cases: {len(d.case_ids)} · metrics: {len(d.metrics)} · judge calls: {calls:,} · "
+           f"tokens: {pt + ct:,} · divergent cases: {len(rep.divergences)}", "",
+           "Vendor versions: " + ", ".join(f"{m(p)} {m(v)}" for p, v in main), ""]
+    if d.case_note:
+        out += [f"_{m(d.case_note)}_", ""]
+    out += [f"## {S.TITLES['glance']}", ""]
+    out += [f"{i + 1}. **{m(dv.case_id)}**: {m(rep.shorts[dv.low[0]])} {dv.low[1]:.2f} vs "
+            f"{m(rep.shorts[dv.high[0]])} {dv.high[1]:.2f}: {m(dv.reason)}" for i, dv in enumerate(rep.divergences[:3])]
+    out += ["" if rep.divergences else f"No case has scored metrics {rep.threshold:.2f} or more apart.", ""]
+    out += _matrix(rep, im) + _divergences(rep) + _metrics(rep) + _cost(rep, im) + _evidence(rep)
+    out += ["_Built from the run store by `harness report`; nothing was re-scored._", ""]
+    return "\n".join(out)
+
+
+def _matrix(rep, im) -> list[str]:
+    from reports.matrix import legend
+
+    d = rep.data
+    rows = [[m(cid)] + [_cell(rep.cells[(cid, x)]) for x in d.metrics] for cid in d.case_ids]
+    out = [f"## {S.TITLES['matrix']}", "", S.INTRO["matrix"], ""]
+    out += ["Legend: " + "; ".join(f"`{lab}` {mean}" for lab, mean, _ in legend()), ""]
+    if im.get("heatmap"):
+        out += [f"![heatmap of scores]({im['heatmap']})", ""]
+    return out + [table(["case"] + [m(rep.shorts[x]) for x in d.metrics], rows), ""]
+
+
+def _cell(cell) -> str:
+    return m(cell.label) if cell.status == "scored" else f"_{m(cell.label)}_"
+
+
+def _divergences(rep) -> list[str]:
+    out = [f"## {S.TITLES['divergences']}", "", S.INTRO["divergences"].format(threshold=rep.threshold), ""]
+    if not rep.divergences:
+        return out + ["None at this threshold.", ""]
+    out += [table(["case", "spread", "lowest", "highest", "why"],
+                  [[m(dv.case_id), f"{dv.spread:.2f}", f"{m(rep.shorts[dv.low[0]])} {dv.low[1]:.2f}",
+                    f"{m(rep.shorts[dv.high[0]])} {dv.high[1]:.2f}", m(dv.reason)] for dv in rep.divergences]), ""]
+    for dv in rep.divergences:
+        case = rep.data.cases.get(dv.case_id)
+        out += [f"### {m(dv.case_id)} (spread {dv.spread:.2f})", "", f"**Why:** {m(dv.reason)}", ""]
+        if case is not None:
+            out += [f"**Question:** {m(case.question)}", "", f"**Answer:** {m(case.answer) or '_(empty)_'}", ""]
+        shown = [x for x in rep.data.metrics if any(r.marks.get(x) for r in dv.rows)]
+        heads = ["row", "answer text", "annotation"] + [m(rep.shorts[x]) for x in shown] + ["why they differ here"]
+        rows = []
+        for k, row in enumerate(dv.rows):
+            cells = ["<br>".join(m(S.mark_text(mk)) for mk in row.marks.get(x, [])) for x in shown]
+            rows.append([m(S.ROW_KIND.get(row.kind, row.kind)), m(row.text), m(row.label or "-")] + cells
+                        + [m(dv.row_reasons.get(k, ""))])
+        out += [table(heads, rows), ""]
+    return out
+
+
+def _metrics(rep) -> list[str]:
+    rows, notes = [], []
+    for s in rep.summaries:
+        c = s.counts
+        ci = f"[{S.fmt(s.low)}, {S.fmt(s.high)}]" if s.mean is not None else "-"
+        rows.append([m(rep.names[s.metric]), S.fmt(s.mean), ci]
+                    + [str(c.get(k, 0)) for k in ("scored",) + S.STATUS_ORDER[:4]])
+        for status, reasons in s.reasons.items():
+            notes += [f"- **{m(rep.shorts[s.metric])}** · {S.STATUS_NAMES[status]} ({len(ids)}): {m(reason)} "
+                      f"[{m(', '.join(ids))}]" for reason, ids in reasons]
+        notes += [f"- **{m(rep.shorts[s.metric])}** · flagged value on {m(cid)}: {m(fl)}" for cid, fl in s.flagged]
+    return [f"## {S.TITLES['metrics']}", "", S.INTRO["metrics"].format(resamples=RESAMPLES), "",
+            table(["metric", "mean", "95% interval", "scored", "unscored", "NaN (vendor)", "error", "n/a"], rows), "",
+            "Cells that are not scores, and flagged values:", ""] + (notes or ["- none"]) + [""]
+
+
+def _cost(rep, im) -> list[str]:
+    rows = [[m(rep.names[c.metric]), str(c.answers), f"{c.calls:.2f}", f"{c.min_calls}-{c.max_calls}",
+             f"{c.prompt_tokens:,.0f}", f"{c.completion_tokens:,.0f}", f"{c.latency_ms:,.1f}", str(c.cache_hits)]
+            for c in rep.costs]
+    out = [f"## {S.TITLES['cost']}", "", S.INTRO["cost"], ""]
+    if im.get("cost"):
+        out += [f"![judge calls, tokens and latency per answer]({im['cost']})", ""]
+    return out + [table(["metric", "answers", "calls / answer", "calls min-max", "prompt tokens / answer",
+                         "completion tokens / answer", "latency / answer (ms)", "cache hits"], rows), ""]
+
+
+def _evidence(rep) -> list[str]:
+    out = [f"## {S.TITLES['evidence']}", "", S.INTRO["evidence"], ""]
+    if not rep.evidence:
+        return out + ["No metric in this run quoted evidence.", ""]
+    rows = [[m(rep.names[x.metric]), str(x.checked), str(x.verbatim), f"{100 * x.share:.1f}%",
+             "; ".join(f"{m(c)}: \u201c{m(q)}\u201d" for c, q in x.examples) or "none"] for x in rep.evidence]
+    return out + [table(["metric", "quotes checked", "verbatim", "share", "quotes not found (up to 3)"], rows), ""]
