@@ -77,6 +77,38 @@ def case_digest(case: Case) -> str:
     return hashlib.sha256(json.dumps(d, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
+def case_to_json(case: Case) -> dict:
+    """The case as one JSONL object of the case format (quotes included), for the run store.
+
+    ``parse_case(case_to_json(c))`` gives back an equal case (``source`` aside).
+    """
+    ann = case.annotation
+    return {
+        "id": case.id, "question": case.question,
+        "contexts": [{"id": c.id, "text": c.text} for c in case.contexts],
+        "answer": case.answer, "reference_answer": case.reference_answer, "tags": list(case.tags),
+        "annotation": {
+            "answerable": ann.answerable, "abstention": ann.abstention,
+            "abstention_span": list(ann.abstention_span) if ann.abstention_span else None,
+            "claims": [{"text": c.text, "answer_span": list(c.answer_span),
+                        "answer_quote": case.answer[c.answer_span[0]:c.answer_span[1]], "label": c.label,
+                        "evidence": [{"context_id": e.context_id, "start": e.start, "end": e.end,
+                                      "quote": case.evidence_text(e)} for e in c.evidence],
+                        "cited_context_id": c.cited_context_id} for c in ann.claims],
+            "spans": [{"start": s.start, "end": s.end, "label": s.label} for s in ann.spans]
+            if ann.spans is not None else None,
+        },
+    }
+
+
+def parse_case(obj: dict, source: str = "") -> Case:
+    """Validate one case object (as in a JSONL line); ValueError naming the field otherwise."""
+    try:
+        return _case(obj, source)
+    except _Problem as p:
+        raise ValueError(f"{source or 'case'}, field {p.fld}: {p.msg}") from None
+
+
 def load_cases(path: str) -> CaseSet:
     """Load ``path``; raise :class:`CaseFileError` listing every problem (nothing is returned then)."""
     if not os.path.exists(path):

@@ -3,6 +3,8 @@
 Tables (``RunStore.open(path).cells()`` etc. return DataFrames):
 
 - ``meta``: the run spec as JSON (key ``spec``);
+- ``cases``: every case of the run as a JSONL object of the case format, with its digest, so a
+  report never needs the case file (which may have moved or changed since);
 - ``cells``: one row per (case, metric): status, score, reason, flags, detail, the ledger
   (calls, tokens, latency, cache hits, errors, retries), wall time, versions;
 - ``units``: per-unit verdicts of each cell;
@@ -31,6 +33,8 @@ CREATE TABLE IF NOT EXISTS cells (
     latency_ms REAL NOT NULL, cache_hits INTEGER NOT NULL, errors INTEGER NOT NULL, retries INTEGER NOT NULL,
     wall_ms REAL NOT NULL, finished REAL NOT NULL, attempt INTEGER NOT NULL,
     PRIMARY KEY (case_id, metric));
+CREATE TABLE IF NOT EXISTS cases (
+    case_id TEXT PRIMARY KEY, position INTEGER NOT NULL, digest TEXT NOT NULL, json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS units (
     case_id TEXT NOT NULL, metric TEXT NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL,
     verdict TEXT NOT NULL, raw_verdict TEXT NOT NULL, reason TEXT, span_start INTEGER, span_end INTEGER,
@@ -88,6 +92,27 @@ class RunStore:
     def spec(self) -> dict:
         row = self.db.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()
         return json.loads(row[0]) if row else {}
+
+    # --- cases -------------------------------------------------------------------------------
+
+    def write_cases(self, cases) -> None:
+        """Keep the run's cases (replacing any earlier version of a case on resume)."""
+        from harness.cases import case_digest, case_to_json
+
+        rows = [(c.id, i, case_digest(c), _json(case_to_json(c))) for i, c in enumerate(cases)]
+        cur = self.db.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            cur.executemany("INSERT OR REPLACE INTO cases VALUES (?,?,?,?)", rows)
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+
+    def case_objects(self) -> list[tuple[str, str, dict]]:
+        """(case_id, digest, case JSON object), in run order."""
+        return [(r[0], r[1], json.loads(r[2]))
+                for r in self.db.execute("SELECT case_id, digest, json FROM cases ORDER BY position")]
 
     # --- cells -------------------------------------------------------------------------------
 

@@ -1,9 +1,10 @@
 """Load one run for reporting: the run store's tables, its spec, and the cases it scored.
 
-Reports read the store only; they never re-score. The store keeps no case text, so the cases are
-read back from the case file named in the spec (or one given explicitly), and a case is used only
-when its digest matches the digest the store recorded for it: a case file edited since the run
-shows its cases without text rather than with the wrong text.
+Reports read the store only; they never re-score. The store keeps every case of the run (table
+``cases``), so a report needs no case file. For a store written before that table existed, or with
+an explicit ``cases_path``, the cases are read back from the case file, and a case is used only when
+its digest matches the digest the store recorded for it: a case file edited since the run shows its
+cases without text rather than with the wrong text.
 """
 from __future__ import annotations
 
@@ -105,12 +106,16 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
     store = RunStore.open(path)
     try:
         spec, cells, units, calls = store.spec(), store.cells(), store.units(), store.calls()
+        stored = store.case_objects()
     finally:
         store.close()
     cells["flags"] = [json.loads(f) if isinstance(f, str) else [] for f in cells["flags"]]
     units["quotes"] = [json.loads(q) if isinstance(q, str) else [] for q in units["quotes"]]
     metrics, info = _metrics(spec, cells)
-    cases, order, note = _cases(spec, cells, cases_path)
+    if stored and cases_path is None:
+        cases, order, note = _stored_cases(stored, cells)
+    else:
+        cases, order, note = _cases(spec, cells, cases_path)
     seen = list(dict.fromkeys(cells["case_id"]))
     case_ids = [c for c in order if c in set(seen)] + [c for c in seen if c not in set(order)]
     return RunData(os.path.dirname(os.path.abspath(path)), spec, cells, units, calls, metrics, info,
@@ -148,6 +153,22 @@ def _case_file(spec: dict, cases_path: str | None) -> str | None:
         if os.path.isfile(cand):
             return cand
     return None
+
+
+def _stored_cases(stored, cells) -> tuple[dict[str, Case], list[str], str | None]:
+    from harness.cases import parse_case
+
+    digests = dict(zip(cells["case_id"], cells["case_digest"]))
+    kept = {}
+    for cid, digest, obj in stored:
+        if digests.get(cid, digest) == digest:
+            kept[cid] = parse_case(obj, f"run store case {cid}")
+    missing = [cid for cid in digests if cid not in kept]
+    note = None
+    if missing:
+        note = (f"{len(missing)} case(s) scored with another version of the case "
+                f"({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}): their texts are not shown")
+    return kept, [cid for cid, _, _ in stored], note
 
 
 def _cases(spec: dict, cells, cases_path: str | None) -> tuple[dict[str, Case], list[str], str | None]:

@@ -93,3 +93,34 @@ def test_store_is_pandas_readable_with_spec(canonical, tmp_path):
     assert len(calls) == cells["calls"].sum() == 4
     assert spec["judge"]["kind"] == "reference" and spec["packages"]["ragas"] == "0.4.3"
     assert spec["cases"]["sha256"] == cases.sha256 and spec["metrics"][0]["name"] == "inhouse.span"
+
+
+def test_store_keeps_the_cases_so_reports_need_no_case_file(canonical, tmp_path):
+    from harness.cases import parse_case
+
+    cases = CaseSet(canonical.path, canonical.cases[:4], canonical.sha256)
+    out = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r", progress=False))
+    s = RunStore.open(out.run_dir)
+    try:
+        stored = s.case_objects()
+    finally:
+        s.close()
+    assert [cid for cid, _, _ in stored] == [c.id for c in cases]
+    for (cid, _, obj), case in zip(stored, cases):
+        assert parse_case(obj, "x") == case.__class__(**{**case.__dict__, "source": "x"})
+
+
+def test_report_data_survives_a_deleted_case_file(canonical, tmp_path):
+    import json as _json
+
+    from harness.cases import case_to_json, load_cases
+    from reports.data import load_run
+
+    path = tmp_path / "few.jsonl"
+    path.write_text("".join(_json.dumps(case_to_json(c)) + "\n" for c in canonical.cases[:3]))
+    cases = load_cases(str(path))
+    out = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r", progress=False))
+    path.unlink()
+    data = load_run(out.run_dir)
+    assert sorted(data.cases) == sorted(c.id for c in cases)
+    assert data.cases[cases.cases[0].id].answer == cases.cases[0].answer

@@ -53,6 +53,11 @@ def load_vendor():
     Blocking (about 3 s the first time): call it through ``asyncio.to_thread`` from ``score``.
     Python's import lock makes concurrent first calls safe; :func:`_shims.apply` is idempotent.
     """
+    import logging
+
+    # trulens logs "Package jsonschema not present in requirements." at import (a dashboard extra we
+    # do not install); it is noise on every run's output.
+    logging.getLogger("trulens.core.utils.imports").setLevel(logging.ERROR)
     from adapters.trulens import _provider, _shims
 
     _shims.apply()
