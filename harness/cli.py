@@ -50,8 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--retries", type=int, default=3, help="judge retries per call after the first (default 3)")
     r.add_argument("--call-timeout", type=float, default=120.0, help="seconds per judge call attempt (default 120)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
+    r.add_argument("--faults", metavar="SPEC",
+                   help="inject judge faults per attempt (testing), e.g. 500=0.05,429=0.05,timeout=0.01,"
+                        "malformed=0.02,truncated=0.02,schema=0.02[,retry_after=1]; see harness/faults.py")
+    r.add_argument("--fault-seed", type=int, metavar="N",
+                   help="seed of --faults (default 0): the same seed faults the same calls, so a run replays")
+    r.add_argument("--divergence-threshold", type=float, default=0.2,
+                   help="report: smallest score spread that counts as a divergence (default 0.2)")
 
     sub.add_parser("metrics", help="list the registered metrics")
+    from reports.cli import add_parsers as add_report_parsers
+
+    add_report_parsers(sub)
 
     v = sub.add_parser("validate", help="check a case file and report every problem")
     v.add_argument("cases", nargs="?", default=DEFAULT_CASES)
@@ -78,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_metrics(args)
         if args.command == "validate":
             return cmd_validate(args)
+        if args.command in ("report", "cards"):
+            from reports.cli import run_command
+
+            return run_command(args)
         if args.command == "judge":
             if args.judge_command != "serve":
                 parser.parse_args(["judge", "--help"])
@@ -135,11 +149,27 @@ def judge_config(args):
     return JudgeConfig(url=url, model=args.judge_model, key_env=key_env)
 
 
+def fault_injector(args):
+    """``--faults`` / ``--fault-seed`` as an upstream wrapper (None without ``--faults``)."""
+    if args.faults is None:
+        if args.fault_seed is not None:
+            raise BadInput("--fault-seed needs --faults")
+        return None
+    from harness.faults import FaultInjector, FaultSpec
+
+    try:
+        spec = FaultSpec.parse(args.faults)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    return FaultInjector(spec, args.fault_seed or 0)
+
+
 def cmd_run(args) -> int:
     if args.concurrency < 1:
         raise BadInput("--concurrency must be at least 1")
     if args.retries < 0:
         raise BadInput("--retries must be 0 or more")
+    faults = fault_injector(args)
     cases = _load(args.cases)
     metrics = _metrics(args.metrics)
     judge = judge_config(args)
@@ -151,8 +181,10 @@ def cmd_run(args) -> int:
     opts = RunOptions(cases=cases, metrics=metrics, judge=judge, cache_mode=args.cache,
                       cache_path=args.cache_path, concurrency=args.concurrency, out_dir=args.out,
                       run_id=args.run_id, progress=not args.no_progress, retry_attempts=args.retries + 1,
-                      call_timeout_s=args.call_timeout)
+                      call_timeout_s=args.call_timeout, upstream_wrapper=faults)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
+    if faults is not None:
+        print(f"faults: {faults.spec.describe()} per attempt (seed {faults.seed})", flush=True)
     try:
         outcome = run(opts)
     except ValueError as e:
@@ -175,8 +207,11 @@ def cmd_run(args) -> int:
     finally:
         store.close()
     print(f"store: {outcome.store_path}")
+    from reports.cli import report_after_run
+
+    report_failed = report_after_run(outcome.run_dir, args.divergence_threshold)
     n_err = sum(c.get("error", 0) for m, c in outcome.counts.items() if m in metrics)
-    return 1 if n_err else 0
+    return 1 if (n_err or report_failed) else 0
 
 
 def cmd_metrics(args) -> int:

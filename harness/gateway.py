@@ -86,6 +86,8 @@ class Gateway:
         self.policy = policy or RetryPolicy()
         self.host, self.port = host, port
         self._books: dict[Cell, _CellBook] = defaultdict(_CellBook)
+        self._inflight: dict[Cell, int] = defaultdict(int)
+        self._closed: set[Cell] = set()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -163,10 +165,28 @@ class Gateway:
     # --- ledger ------------------------------------------------------------------------------
 
     def take(self, run: str, case: str, metric: str) -> tuple[Ledger, list[CallRecord]]:
-        """Remove and return a cell's ledger and call records (the runner stores them with the cell)."""
+        """Remove and return a cell's ledger and call records (the runner stores them with the cell).
+
+        The cell is then closed: a late request for it (a vendor's background task outliving the cell)
+        is refused without reaching the judge, so no call is made that no ledger records."""
         with self._lock:
+            self._closed.add(Cell(run, case, metric))
             book = self._books.pop(Cell(run, case, metric), None)
         return (book.ledger, book.calls) if book else (Ledger(), [])
+
+    def inflight(self, run: str, case: str, metric: str) -> int:
+        """Requests of a cell the gateway is still answering."""
+        with self._lock:
+            return self._inflight.get(Cell(run, case, metric), 0)
+
+    async def settle(self, run: str, case: str, metric: str, limit_s: float) -> None:
+        """Wait, in the caller's event loop, until none of a cell's requests is in flight (at most
+        ``limit_s``). A vendor can end a cell while a sibling call is still being answered (DeepEval sends
+        two steps at once and raises on the first failure); that call belongs in the cell's ledger, so the
+        runner settles before :meth:`take`."""
+        deadline = time.monotonic() + limit_s
+        while self.inflight(run, case, metric) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
 
     def peek(self, run: str, case: str, metric: str) -> Ledger:
         with self._lock:
@@ -212,6 +232,19 @@ class Gateway:
         return await self._complete(Cell(mi["run"], mi["case"], mi["metric"]), request)
 
     async def _complete(self, cell: Cell, request):
+        with self._lock:
+            if cell in self._closed:
+                return _error(409, f"cell {cell.label} is finished; no more judge calls for it")
+            self._inflight[cell] += 1
+        try:
+            return await self._answer(cell, request)
+        finally:
+            with self._lock:
+                self._inflight[cell] -= 1
+                if not self._inflight[cell]:
+                    del self._inflight[cell]
+
+    async def _answer(self, cell: Cell, request):
         from aiohttp import web
 
         started = time.time()
@@ -243,7 +276,7 @@ class Gateway:
             attempts = res.attempts
             if res.response is not None:
                 resp = res.response
-                if self.mode == "record":
+                if self.mode == "record" and "x_harness_injected_fault" not in resp:  # never cache a fault
                     self.cache.put(key, body, resp)
             else:
                 error, status = str(res.error), res.error.status

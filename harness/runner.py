@@ -95,6 +95,7 @@ def run(opts: RunOptions) -> RunOutcome:
         store.close()
         raise ValueError(f"run {run_id!r} exists with another judge ({old.get('judge')}); use a new --run-id")
     store.write_spec(spec)
+    store.write_cases(opts.cases)
     with open(os.path.join(run_dir, "spec.json"), "w") as fh:
         import json
 
@@ -159,6 +160,7 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
             t0 = time.perf_counter()
             result = await score_cell(cls, case, endpoint, opts.cell_timeout_s,
                                       lambda: gateway.peek(run_id, case.id, name))
+            await gateway.settle(run_id, case.id, name, endpoint.timeout_s)   # calls still in flight count too
             ledger, calls = gateway.take(run_id, case.id, name)
             store.write_cell(case.id, name, cls.version, case_digest(case), result, ledger, calls,
                              (time.perf_counter() - t0) * 1000.0)

@@ -3,14 +3,16 @@
 Two upstreams: the in-process reference judge and any OpenAI-compatible HTTP endpoint. The gateway
 calls :func:`call_with_retries`, which retries bounded, with exponential backoff, honouring
 ``Retry-After``, under a per-call timeout. A reply whose content does not honour the requested
-``response_format`` (not JSON, or missing a required key of the json_schema) counts as a fault and
-is retried too; vendor SDK retries are off, so every attempt is visible in the ledger.
+``response_format`` (not JSON, or not fitting the json_schema: a missing key, a wrong type, a value
+outside an enum) counts as a fault and is retried too; vendor SDK retries are off, so every attempt is
+visible in the ledger.
 """
 from __future__ import annotations
 
 import asyncio
 import contextvars
 import email.utils
+import itertools
 import json
 import os
 import random
@@ -130,6 +132,85 @@ def content_problem(body: dict, response: dict) -> str | None:
         for k in required:
             if k not in parsed:
                 return f"reply lacks required key {k!r} of schema {js.get('name')}"
+        bad = schema_mismatch(parsed, js.get("schema") or {})
+        if bad:
+            return f"reply does not fit schema {js.get('name')}: {bad}"
+    return None
+
+
+_JSON_TYPES = {"object": dict, "array": list, "string": str, "null": type(None)}
+_BOOL_WORDS = ("true", "false", "yes", "no", "on", "off", "0", "1")
+
+
+def _fits(value, t: str) -> bool:
+    """Does ``value`` pass as JSON type ``t``? Scalars as leniently as the vendors' pydantic parsing takes
+    them (lax mode: 2.0 or "2" for an integer, "0.5" for a number, 1 or "yes" for a boolean), so the
+    gateway never rejects a reply the vendor would accept; structure (object, array, string) strictly.
+
+    >>> _fits(2.0, "integer"), _fits("2", "integer"), _fits(2.5, "integer"), _fits(True, "integer")
+    (True, True, False, False)
+    >>> _fits("yes", "boolean"), _fits(5, "string"), _fits(["a"], "string")
+    (True, False, False)
+    """
+    if t in ("integer", "number"):
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, str):
+            try:
+                value = float(value.strip())
+            except ValueError:
+                return False
+        if not isinstance(value, (int, float)):
+            return False
+        return t == "number" or float(value).is_integer()
+    if t == "boolean":
+        return isinstance(value, bool) or (not isinstance(value, (list, dict)) and value in (0, 1)) or \
+            (isinstance(value, str) and value.strip().lower() in _BOOL_WORDS)
+    return t in _JSON_TYPES and isinstance(value, _JSON_TYPES[t])
+
+
+def schema_mismatch(value, schema: dict, defs: dict | None = None, path: str = "$", depth: int = 0) -> str | None:
+    """Where ``value`` breaks the JSON-schema subset structured outputs use (type, properties, required,
+    items, enum, anyOf, local ``$ref``), or None. Anything else in the schema is not checked, and scalar
+    types are checked as leniently as pydantic's lax mode (:func:`_fits`).
+
+    >>> s = {"type": "object", "properties": {"v": {"type": "array", "items": {"enum": ["yes", "no"]}}}}
+    >>> schema_mismatch({"v": ["yes"]}, s) is None, schema_mismatch({"v": "yes"}, s)
+    (True, '$.v is str, expected array')
+    >>> schema_mismatch({"v": ["maybe"]}, s)
+    "$.v[0] is 'maybe', expected one of ['yes', 'no']"
+    """
+    if not isinstance(schema, dict) or depth > 32:
+        return None
+    defs = defs if defs is not None else (schema.get("$defs") or schema.get("definitions") or {})
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
+        return schema_mismatch(value, defs.get(ref.rsplit("/", 1)[-1]) or {}, defs, path, depth + 1)
+    if isinstance(schema.get("anyOf"), list):
+        if all(schema_mismatch(value, s, defs, path, depth + 1) for s in schema["anyOf"]):
+            return f"{path} matches none of anyOf"
+    types = schema.get("type")
+    types = [types] if isinstance(types, str) else types
+    known = [t for t in types if t in _JSON_TYPES or t in ("integer", "number", "boolean")] \
+        if isinstance(types, list) else []
+    if known and not any(_fits(value, t) for t in known):
+        return f"{path} is {type(value).__name__}, expected {'/'.join(known)}"
+    if isinstance(schema.get("enum"), list) and value not in schema["enum"]:
+        return f"{path} is {value!r}, expected one of {schema['enum']}"
+    if isinstance(value, dict):
+        for k in schema.get("required") or []:
+            if k not in value:
+                return f"{path} lacks required key {k!r}"
+        for k, sub in (schema.get("properties") or {}).items():
+            if k in value:
+                bad = schema_mismatch(value[k], sub, defs, f"{path}.{k}", depth + 1)
+                if bad:
+                    return bad
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            bad = schema_mismatch(item, schema["items"], defs, f"{path}[{i}]", depth + 1)
+            if bad:
+                return bad
     return None
 
 
@@ -227,9 +308,12 @@ class HttpUpstream:
             await self._client.aclose()
 
 
-ATTEMPT: contextvars.ContextVar[int] = contextvars.ContextVar("harness_upstream_attempt", default=1)
-"""The 1-based attempt number of the upstream call in progress (set by :func:`call_with_retries`;
-read by ``harness.faults`` so injected faults depend on the attempt, not on timing)."""
+ATTEMPT: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar("harness_upstream_attempt",
+                                                                          default=(0, 1))
+"""(call number, 1-based attempt) of the upstream call in progress, set by :func:`call_with_retries`;
+the call number is unique in the process. ``harness.faults`` reads it, so injected faults depend on
+the attempt, not on timing."""
+_CALL_NUMBERS = itertools.count(1)
 
 
 @dataclass
@@ -244,9 +328,10 @@ class Attempts:
 async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolicy) -> Attempts:
     """Call the upstream until a usable response, a non-retryable error, or ``max_attempts``."""
     out = Attempts()
+    call_no = next(_CALL_NUMBERS)
     for attempt in range(1, policy.max_attempts + 1):
         out.attempts = attempt
-        ATTEMPT.set(attempt)
+        ATTEMPT.set((call_no, attempt))
         try:
             resp = await asyncio.wait_for(upstream.complete(cell, body), timeout=policy.timeout_s)
             problem = content_problem(body, resp)

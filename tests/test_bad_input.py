@@ -1,0 +1,77 @@
+"""The bad-input corpus (tests/bad_input/): every bad case file or option exits 2 with its exact message
+and creates no run directory; a valid file runs (exit 0); a run whose judge calls all fail exits 1."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+HERE = os.path.join(ROOT, "tests", "bad_input")
+with open(os.path.join(HERE, "cases.json")) as _fh:
+    TABLE = json.load(_fh)["cases"]
+
+
+def _path(entry, tmp_path) -> str:
+    name = entry["cases"]
+    if name == "@answer-5mb":   # generated, not committed
+        good = json.loads(open(os.path.join(HERE, "valid.jsonl")).read())
+        good["answer"] = "x" * 5_000_000
+        p = tmp_path / "answer_5mb.jsonl"
+        p.write_text(json.dumps(good) + "\n")
+        return str(p)
+    return os.path.normpath(os.path.join(HERE, name))
+
+
+def _expected(entry, path: str) -> str:
+    from harness import registry
+
+    known = ", ".join(registry.names())
+    return "\n".join(line.replace("{path}", path).replace("{known}", known) for line in entry["stderr"]) + "\n"
+
+
+@pytest.mark.parametrize("entry", TABLE, ids=[e["id"] for e in TABLE])
+def test_bad_input_exits_2_with_the_exact_message(entry, tmp_path, capsys):
+    from harness.cli import main
+
+    path = _path(entry, tmp_path)
+    out = tmp_path / "out"
+    rc = main(["run", "--cases", path, "--out", str(out), "--no-progress", *entry.get("args", [])])
+    captured = capsys.readouterr()
+    assert captured.err == _expected(entry, path)
+    assert rc == 2
+    assert not out.exists()                     # no run directory, no store, no cache
+    if not entry.get("args"):                   # `harness validate` reports the same problems
+        assert main(["validate", path]) == 2
+        assert capsys.readouterr().err == _expected(entry, path)
+
+
+SUBPROCESS_IDS = ("not-utf8", "path-is-a-directory", "unknown-metric")
+
+
+@pytest.mark.parametrize("entry", [e for e in TABLE if e["id"] in SUBPROCESS_IDS], ids=lambda e: e["id"])
+def test_bad_input_through_the_real_entry_point(entry, tmp_path):
+    path = _path(entry, tmp_path)
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "-m", "harness", "run", "--cases", path, "--out", str(out), "--no-progress",
+                        *entry.get("args", [])], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert (p.returncode, p.stderr, p.stdout) == (2, _expected(entry, path), "")
+    assert not out.exists()
+
+
+def test_every_corpus_file_is_in_the_table():
+    used = {e["cases"] for e in TABLE}
+    files = {f for f in os.listdir(HERE) if f.endswith(".jsonl")}
+    assert files <= used, files - used
+
+
+def test_the_valid_base_file_runs_and_exits_0(tmp_path, capsys):
+    """Each bad file is this valid case with one defect: the control."""
+    from harness.cli import main
+
+    rc = main(["run", "--cases", os.path.join(HERE, "valid.jsonl"), "--metrics", "inhouse.span",
+               "--out", str(tmp_path), "--run-id", "ok", "--no-progress"])
+    assert rc == 0, capsys.readouterr()
+    assert "inhouse.span  scored 1, unscored 0" in capsys.readouterr().out
