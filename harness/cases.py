@@ -120,6 +120,8 @@ def load_cases(path: str) -> CaseSet:
     problems: list[tuple[int | None, str, str]] = []
     cases: list[Case] = []
     seen: dict[str, int] = {}
+    if raw.startswith(b"\xef\xbb\xbf"):   # a UTF-8 byte-order mark, as some editors write: not content
+        raw = raw[3:]
     lines = raw.split(b"\n")
     for lineno, bline in enumerate(lines, start=1):
         if not bline.strip():
@@ -132,7 +134,7 @@ def load_cases(path: str) -> CaseSet:
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as e:
-            problems.append((lineno, "", f"not valid JSON: {e.msg} at column {e.colno}"))
+            problems.append((lineno, "", f"not valid JSON at column {e.colno}: {e.msg}"))
             continue
         try:
             case = _case(obj, f"{path}:{lineno}")
@@ -191,6 +193,8 @@ def _span(v: Any, fld: str, length: int, what: str) -> tuple[int, int]:
     if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in v)):
         raise _Problem(fld, f"expected [start, end] (two integers), got {_show(v)}")
     s, e = v
+    if s > e:
+        raise _Problem(fld, f"[{s}, {e}] is reversed: start must not be after end")
     if not (0 <= s <= e <= length):
         raise _Problem(fld, f"[{s}, {e}] is out of range for {what} of length {length}")
     return s, e

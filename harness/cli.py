@@ -169,6 +169,8 @@ def cmd_run(args) -> int:
         raise BadInput("--concurrency must be at least 1")
     if args.retries < 0:
         raise BadInput("--retries must be 0 or more")
+    if not 0 <= args.divergence_threshold <= 1:
+        raise BadInput(f"--divergence-threshold must be between 0 and 1, got {args.divergence_threshold}")
     faults = fault_injector(args)
     cases = _load(args.cases)
     metrics = _metrics(args.metrics)

@@ -75,7 +75,8 @@ class Gateway:
     """Start with :meth:`start`; get cell URLs with :meth:`cell_url`; collect ledgers with :meth:`take`."""
 
     def __init__(self, upstream, *, cache: JudgeCache | None = None, mode: str = "live",
-                 policy: RetryPolicy | None = None, host: str = "127.0.0.1", port: int = 0):
+                 policy: RetryPolicy | None = None, host: str = "127.0.0.1", port: int = 0,
+                 keep_ledger: bool = True):
         if mode not in MODES:
             raise ValueError(f"unknown cache mode {mode!r}; known: {', '.join(MODES)}")
         if mode != "live" and cache is None:
@@ -85,6 +86,9 @@ class Gateway:
         self.upstream, self.cache, self.mode = upstream, cache, mode
         self.policy = policy or RetryPolicy()
         self.host, self.port = host, port
+        self.keep_ledger = keep_ledger
+        """False for a long-lived server (``harness judge serve``): no per-cell ledger is kept, so
+        memory does not grow with every request."""
         self._books: dict[Cell, _CellBook] = defaultdict(_CellBook)
         self._inflight: dict[Cell, int] = defaultdict(int)
         self._closed: set[Cell] = set()
@@ -194,6 +198,8 @@ class Gateway:
             return book.ledger if book else Ledger()
 
     def _record(self, cell: Cell, rec: CallRecord) -> None:
+        if not self.keep_ledger:
+            return
         with self._lock:
             book = self._books[cell]
             lg = book.ledger
@@ -261,7 +267,8 @@ class Gateway:
             scope = self.upstream.scope(cell)
         except UpstreamError as e:
             return _error(e.status, str(e))
-        repeat = self._repeat_index(cell, request_key(body, scope)) if is_sampled(body) else 0
+        sampled = is_sampled(body) and self.mode != "live"   # the repeat index only matters to the cache
+        repeat = self._repeat_index(cell, request_key(body, scope)) if sampled else 0
         key = request_key(body, scope, repeat)
         step = step_hint(body)
         resp, cached, attempts, error, status = None, False, 0, None, 200
@@ -314,7 +321,7 @@ def serve_reference(cases_path: str, port: int, latency_ms: float = 0.0) -> None
             return cases.by_id(key[1])
 
     up = ReferenceUpstream(AnyRun(), latency_ms=latency_ms)
-    gw = Gateway(up, port=port).start()
+    gw = Gateway(up, port=port, keep_ledger=False).start()
     print(json.dumps({"url": f"{gw.base}/v1", "model": up.model, "cases": len(cases)}), flush=True)
     try:
         threading.Event().wait()

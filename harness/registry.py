@@ -57,8 +57,8 @@ def get(name: str) -> type:
     if name in found:
         return found[name]
     close = difflib.get_close_matches(name, list(found), n=3, cutoff=0.4)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise UnknownMetric(f"unknown metric {name!r}{hint} known: {', '.join(names())}")
+    hint = f"; did you mean {', '.join(close)}? " if close else "; "
+    raise UnknownMetric(f"unknown metric {name!r}{hint}known: {', '.join(names())}")
 
 
 def resolve(spec: str | None) -> list[str]:

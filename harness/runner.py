@@ -68,6 +68,15 @@ class RunOutcome:
     counts: dict  # metric -> {status: n}
 
 
+def client_timeout(opts: RunOptions) -> float:
+    """How long an adapter's client waits for one gateway answer: every attempt, every backoff wait
+    (Retry-After included, each capped at the policy's max delay), and a margin."""
+    from harness.upstream import RetryPolicy
+
+    waits = (opts.retry_attempts - 1) * RetryPolicy().max_delay_s
+    return opts.call_timeout_s * opts.retry_attempts + waits + 30
+
+
 def default_run_id() -> str:
     return time.strftime("run-%Y%m%d-%H%M%S")
 
@@ -146,6 +155,8 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
             else:
                 todo.append((case, name))
     if not todo:
+        if opts.progress:
+            print(f"resume: all {reused} cell(s) already finished; nothing to compute", file=sys.stderr)
         return 0, reused
     gateway = _make_gateway(opts, run_id, mode).start()
     pools = Pools(max_connections=max(16, opts.concurrency * 4))
@@ -156,7 +167,7 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
         async with sem:
             cls = classes[name]
             endpoint = Endpoint(gateway.cell_url(run_id, case.id, name), opts.judge.model,
-                                timeout_s=opts.call_timeout_s * opts.retry_attempts + 30, pool=pools)
+                                timeout_s=client_timeout(opts), pool=pools)
             t0 = time.perf_counter()
             result = await score_cell(cls, case, endpoint, opts.cell_timeout_s,
                                       lambda: gateway.peek(run_id, case.id, name))

@@ -36,6 +36,16 @@ def git_hash() -> str | None:
     return None
 
 
+def _faults(wrapper) -> dict | None:
+    """The injected-fault spec and seed, when the run injects faults (a faulted store says so)."""
+    spec = getattr(wrapper, "spec", None)
+    if wrapper is None:
+        return None
+    if spec is None:
+        return {"wrapper": type(wrapper).__name__}
+    return {"spec": spec.describe(), "seed": getattr(wrapper, "seed", None)}
+
+
 def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
     """A JSON-serialisable spec; no key, only the NAME of the env var that holds it."""
     from harness.reference import REFERENCE_VERSION
@@ -52,6 +62,7 @@ def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
                   "reference_version": REFERENCE_VERSION if j.is_reference else None,
                   "description": j.describe()},
         "cache": {"mode": cache_mode},
+        "faults": _faults(opts.upstream_wrapper),
         "concurrency": opts.concurrency,
         "packages": package_versions(),
         "git": git_hash(),

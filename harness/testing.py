@@ -36,6 +36,7 @@ def score_cases(metric: str, cases: list[Case], *, run: str = "test", concurrenc
             async with sem:
                 ep = Endpoint(gw.cell_url(run, case.id, metric), "reference-judge", pool=pools)
                 res = await score_cell(cls, case, ep, 600, lambda: gw.peek(run, case.id, metric))
+                await gw.settle(run, case.id, metric, 60)
                 ledger, calls = gw.take(run, case.id, metric)
                 return case.id, Scored(res, ledger, calls)
 

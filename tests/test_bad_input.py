@@ -61,8 +61,12 @@ def test_bad_input_through_the_real_entry_point(entry, tmp_path):
     assert not out.exists()
 
 
+ACCEPTED = {"utf8_bom.jsonl"}
+"""Files that look odd but are valid: a UTF-8 byte-order mark (as some editors write) is not content."""
+
+
 def test_every_corpus_file_is_in_the_table():
-    used = {e["cases"] for e in TABLE}
+    used = {e["cases"] for e in TABLE} | ACCEPTED
     files = {f for f in os.listdir(HERE) if f.endswith(".jsonl")}
     assert files <= used, files - used
 
@@ -75,3 +79,12 @@ def test_the_valid_base_file_runs_and_exits_0(tmp_path, capsys):
                "--out", str(tmp_path), "--run-id", "ok", "--no-progress"])
     assert rc == 0, capsys.readouterr()
     assert "inhouse.span  scored 1, unscored 0" in capsys.readouterr().out
+
+
+def test_a_utf8_bom_is_accepted():
+    from harness.cases import load_cases
+
+    path = os.path.join(HERE, "utf8_bom.jsonl")
+    assert open(path, "rb").read(3) == b"\xef\xbb\xbf"
+    cases = load_cases(path)
+    assert [c.id for c in cases] == [c.id for c in load_cases(os.path.join(HERE, "valid.jsonl"))]

@@ -192,3 +192,10 @@ def test_injected_latency_is_applied_by_the_reference_upstream(canonical):
     finally:
         asyncio.sleep = orig
     assert seen == [0.03]
+
+
+def test_a_long_lived_server_keeps_no_books():
+    with Gateway(Scripted(reply()), keep_ledger=False) as gw:
+        for i in range(5):
+            assert post(gw.cell_url("r", f"c{i}", "m"), {**BODY, "temperature": 0.5}).status_code == 200
+        assert gw._books == {}

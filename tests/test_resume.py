@@ -124,3 +124,31 @@ def test_report_data_survives_a_deleted_case_file(canonical, tmp_path):
     data = load_run(out.run_dir)
     assert sorted(data.cases) == sorted(c.id for c in cases)
     assert data.cases[cases.cases[0].id].answer == cases.cases[0].answer
+
+
+def test_the_spec_records_injected_faults(canonical, tmp_path):
+    from harness.faults import FaultInjector, FaultSpec
+
+    cases = CaseSet(canonical.path, canonical.cases[:1], canonical.sha256)
+    inj = FaultInjector(FaultSpec.parse("500=0.1"), 7)
+    out = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="f", progress=False,
+                         upstream_wrapper=inj))
+    s = RunStore.open(out.run_dir)
+    try:
+        assert s.spec()["faults"] == {"spec": "500=0.1", "seed": 7}
+    finally:
+        s.close()
+    clean = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="g", progress=False))
+    s = RunStore.open(clean.run_dir)
+    try:
+        assert s.spec()["faults"] is None
+    finally:
+        s.close()
+
+
+def test_client_timeout_covers_every_attempt_and_wait():
+    from harness.runner import client_timeout
+    from harness.upstream import RetryPolicy
+
+    opts = RunOptions(cases=None, metrics=[], retry_attempts=4, call_timeout_s=120)
+    assert client_timeout(opts) == 4 * 120 + 3 * RetryPolicy().max_delay_s + 30
