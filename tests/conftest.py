@@ -15,9 +15,3 @@ def canonical():
 
     return load_cases(CANONICAL)
 
-
-def read_golden(metric: str) -> list[dict]:
-    import csv
-
-    with open(os.path.join(ROOT, "tests", "golden", f"{metric}.csv"), newline="") as fh:
-        return list(csv.DictReader(fh))

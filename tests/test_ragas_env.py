@@ -9,7 +9,6 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 
 from harness.model import Annotation, Case, Claim, Context, Evidence
 from harness.reference import completion
