@@ -26,7 +26,7 @@ interchangeable, so their arrival order does not matter). The attempt number com
 
 Which faults the harness absorbs: HTTP faults and timeouts are retried by the gateway
 (:func:`harness.upstream.call_with_retries`). Content faults are caught by
-:func:`harness.upstream.content_problem` and retried where the request says what it wants: under
+:func:`harness.replies.content_problem` and retried where the request says what it wants: under
 ``json_schema`` (in-house, DeepEval, TruLens's scored calls) every kind is caught; under ``json_object``
 (Ragas: the schema is only in the prompt) a reply that is not JSON is caught, a wrong shape reaches
 instructor, which re-asks; a text-mode request (TruLens's trivial-statement filter, the only one any
