@@ -11,7 +11,7 @@ export UV_LINK_MODE=copy
 PY=$(command -v python3.11 || command -v python3)
 if [ ! -x "$TOOLS/bin/uv" ] || [ "$("$TOOLS/bin/uv" --version | cut -d' ' -f2)" != "$UV_VERSION" ]; then
   echo "setup: installing uv $UV_VERSION into $TOOLS/" >&2
-  PIP_CONFIG_FILE=/dev/null "$PY" -m pip install --quiet --disable-pip-version-check \
+  PIP_CONFIG_FILE=/dev/null "$PY" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
       --index-url https://pypi.org/simple --target "$TOOLS/lib" "uv==$UV_VERSION"
   mkdir -p "$TOOLS/bin" && ln -sf "../lib/bin/uv" "$TOOLS/bin/uv"
 fi
