@@ -55,8 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "malformed=0.02,truncated=0.02,schema=0.02[,retry_after=1]; see harness/faults.py")
     r.add_argument("--fault-seed", type=int, metavar="N",
                    help="seed of --faults (default 0): the same seed faults the same calls, so a run replays")
-    r.add_argument("--divergence-threshold", type=float, default=0.2,
-                   help="report: smallest score spread that counts as a divergence (default 0.2)")
+    from reports.divergence import DEFAULT_THRESHOLD
+
+    r.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
+                   help=f"report: smallest score spread that counts as a divergence (default {DEFAULT_THRESHOLD})")
 
     sub.add_parser("metrics", help="list the registered metrics")
     from reports.cli import add_parsers as add_report_parsers
@@ -169,8 +171,12 @@ def cmd_run(args) -> int:
         raise BadInput("--concurrency must be at least 1")
     if args.retries < 0:
         raise BadInput("--retries must be 0 or more")
-    if not 0 <= args.divergence_threshold <= 1:
-        raise BadInput(f"--divergence-threshold must be between 0 and 1, got {args.divergence_threshold}")
+    from reports.cli import check_threshold
+
+    try:
+        check_threshold(args.divergence_threshold)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
     faults = fault_injector(args)
     cases = _load(args.cases)
     metrics = _metrics(args.metrics)

@@ -46,7 +46,8 @@ def run_command(args) -> int:
         raise BadInput(str(e)) from None
 
 
-def _threshold(v: float) -> float:
+def check_threshold(v: float) -> float:
+    """``--divergence-threshold`` as given, or ValueError when it is outside [0, 1]."""
     if not 0 <= v <= 1:
         raise ValueError(f"--divergence-threshold must be between 0 and 1, got {v}")
     return v
@@ -56,7 +57,7 @@ def cmd_report(args) -> int:
     from reports.build import build
 
     t0 = time.perf_counter()
-    built = build(args.run, args.report_dir, _threshold(args.divergence_threshold), args.cases, args.out)
+    built = build(args.run, args.report_dir, check_threshold(args.divergence_threshold), args.cases, args.out)
     print(f"report: {built.html_path}")
     print(f"markdown: {built.md_path}")
     print_top(built)
@@ -80,7 +81,7 @@ def report_after_run(run_dir: str, threshold: float) -> int:
     from reports.build import build
 
     try:
-        built = build(run_dir, run_dir, _threshold(threshold))
+        built = build(run_dir, run_dir, check_threshold(threshold))
     except Exception as e:  # noqa: BLE001 - the run is kept; say why the report is missing
         print(f"report: not built ({type(e).__name__}: {e})", file=sys.stderr)
         return 1
