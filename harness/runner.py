@@ -109,10 +109,6 @@ def run(opts: RunOptions) -> RunOutcome:
         import json
 
         json.dump(spec, fh, indent=2, sort_keys=True)
-    for cls in classes.values():
-        prepare = getattr(cls, "prepare", None)
-        if callable(prepare):
-            prepare()
     try:
         computed, reused = asyncio.run(_run_cells(opts, run_id, store, classes, mode))
         counts = status_counts(store)
@@ -145,12 +141,12 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
     from harness.http import Pools
 
     done = store.finished()
+    digests = {case.id: case_digest(case) for case in opts.cases}
     todo: list[tuple[Case, str]] = []
     reused = 0
     for case in opts.cases:
-        digest = case_digest(case)
         for name, cls in classes.items():
-            if done.get((case.id, name)) == (digest, cls.version):
+            if done.get((case.id, name)) == (digests[case.id], cls.version):
                 reused += 1
             else:
                 todo.append((case, name))
@@ -158,6 +154,10 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
         if opts.progress:
             print(f"resume: all {reused} cell(s) already finished; nothing to compute", file=sys.stderr)
         return 0, reused
+    for name in dict.fromkeys(name for _, name in todo):   # import a vendor only if a cell needs it
+        prepare = getattr(classes[name], "prepare", None)
+        if callable(prepare):
+            prepare()
     gateway = _make_gateway(opts, run_id, mode).start()
     pools = Pools(max_connections=max(16, opts.concurrency * 4))
     sem = asyncio.Semaphore(max(1, opts.concurrency))
@@ -173,7 +173,7 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
                                       lambda: gateway.peek(run_id, case.id, name))
             await gateway.settle(run_id, case.id, name, endpoint.timeout_s)   # calls still in flight count too
             ledger, calls = gateway.take(run_id, case.id, name)
-            store.write_cell(case.id, name, cls.version, case_digest(case), result, ledger, calls,
+            store.write_cell(case.id, name, cls.version, digests[case.id], result, ledger, calls,
                              (time.perf_counter() - t0) * 1000.0)
             progress.tick(result.status)
 
