@@ -83,10 +83,15 @@ def case_to_json(case: Case) -> dict:
     ``parse_case(case_to_json(c))`` gives back an equal case (``source`` aside).
     """
     ann = case.annotation
-    return {
+    out = {
         "id": case.id, "question": case.question,
         "contexts": [{"id": c.id, "text": c.text} for c in case.contexts],
         "answer": case.answer, "reference_answer": case.reference_answer, "tags": list(case.tags),
+    }
+    if ann is None:
+        return out
+    return {
+        **out,
         "annotation": {
             "answerable": ann.answerable, "abstention": ann.abstention,
             "abstention_span": list(ann.abstention_span) if ann.abstention_span else None,
@@ -209,12 +214,14 @@ def _case(obj: Any, source: str) -> Case:
     answer = _text(obj, "answer", "answer")
     ref = _text(obj, "reference_answer", "reference_answer", required=False)
     if "contexts" not in obj:
-        raise _Problem("contexts", "missing (expected a list of {id, text})")
-    raw_ctx = _type(obj["contexts"], list, "contexts", "a list of {id, text}")
+        raise _Problem("contexts", "missing (expected a list of {id, text} or of strings)")
+    raw_ctx = _type(obj["contexts"], list, "contexts", "a list of {id, text} or of strings")
     contexts, ctx_ids = [], set()
     for i, c in enumerate(raw_ctx):
         fld = f"contexts[{i}]"
-        _type(c, dict, fld, "an object {id, text}")
+        if isinstance(c, str):   # a plain string: its id is its position, from "1"
+            c = {"id": str(i + 1), "text": c}
+        _type(c, dict, fld, "an object {id, text} or a string")
         _unknown(c, {"id", "text"}, fld)
         if isinstance(c.get("id"), int) and not isinstance(c.get("id"), bool):
             c = {**c, "id": str(c["id"])}
@@ -227,9 +234,9 @@ def _case(obj: Any, source: str) -> Case:
     _type(tags, list, "tags", "a list of strings")
     for i, t in enumerate(tags):
         _type(t, str, f"tags[{i}]", "a string")
-    if "annotation" not in obj:
-        raise _Problem("annotation", "missing (expected {claims, answerable, abstention})")
-    ann = _annotation(obj["annotation"], answer, {c.id: c for c in contexts})
+    ann = None   # optional: a real judge needs none; the reference judge refuses such a case
+    if obj.get("annotation") is not None:
+        ann = _annotation(obj["annotation"], answer, {c.id: c for c in contexts})
     return Case(cid, question, tuple(contexts), answer, ann, ref, tuple(tags), source)
 
 

@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_report_parsers(sub)
 
+    from harness.importers.cli import add_parser as add_import_parser
+
+    add_import_parser(sub)
+
     v = sub.add_parser("validate", help="check a case file and report every problem")
     v.add_argument("cases", nargs="?", default=DEFAULT_CASES)
 
@@ -90,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_metrics(args)
         if args.command == "validate":
             return cmd_validate(args)
+        if args.command == "import":
+            from harness.importers.cli import run as run_import
+
+            return run_import(args)
         if args.command in ("report", "cards"):
             from reports.cli import run_command
 
@@ -181,6 +189,13 @@ def cmd_run(args) -> int:
     cases = _load(args.cases)
     metrics = _metrics(args.metrics)
     judge = judge_config(args)
+    if judge.is_reference:
+        from harness.reference import refuse_unannotated
+
+        try:
+            refuse_unannotated(cases)
+        except ValueError as e:
+            raise BadInput(str(e)) from None
     from harness import registry
     from harness.runner import RunOptions, run
     from harness.store import RunStore
@@ -233,8 +248,10 @@ def cmd_metrics(args) -> int:
 
 def cmd_validate(args) -> int:
     cases = _load(args.cases)
-    n_claims = sum(len(c.annotation.claims) for c in cases)
-    print(f"{args.cases}: {len(cases)} cases, {n_claims} claims, valid")
+    n_claims = sum(len(c.annotation.claims) for c in cases if c.annotation is not None)
+    bare = sum(c.annotation is None for c in cases)
+    note = f" ({bare} without annotation: a real judge is needed for those)" if bare else ""
+    print(f"{args.cases}: {len(cases)} cases, {n_claims} claims, valid{note}")
     return 0
 
 

@@ -102,7 +102,7 @@ class Annotation:
 
 @dataclass(frozen=True)
 class Case:
-    """One annotated case: a question, its retrieved contexts, an answer, and the human labels."""
+    """One case: a question, its retrieved contexts, an answer, and (optionally) the human labels."""
 
     id: str
     """Unique identifier within the file."""
@@ -112,14 +112,20 @@ class Case:
     """Retrieved passages, in retrieval order."""
     answer: str
     """The generated answer under evaluation (may be empty)."""
-    annotation: Annotation
-    """Claim-level human labels."""
+    annotation: Annotation | None
+    """Claim-level human labels; None for an unannotated case (a real judge needs none; the
+    reference judge cannot answer one)."""
     reference_answer: str | None = None
     """A correct answer, where the case has one (groundedness never reads it)."""
     tags: tuple[str, ...] = ()
     """What the case probes: inference, abstention, citation, numeric, multi-hop, ..."""
     source: str = ""
     """``file:line`` the case was loaded from."""
+
+    @property
+    def annotated(self) -> bool:
+        """Does the case carry human labels?"""
+        return self.annotation is not None
 
     def context(self, context_id: str) -> Context:
         """The context with this id (KeyError naming the known ids otherwise)."""

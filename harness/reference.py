@@ -85,6 +85,8 @@ def judged_claims(case: Case) -> list[Claim]:
     """The claims the reference judge reads: the annotation's claims, or, for RAGTruth-style data
     (spans, no claims), one claim per answer sentence labelled by the spans it overlaps."""
     ann = case.annotation
+    if ann is None:
+        return []
     if ann.claims or not ann.spans:
         return list(ann.claims)
     out = []
@@ -112,7 +114,7 @@ def claim_for_text(case: Case, text: str) -> Claim | None:
 def abstention_span(case: Case) -> tuple[int, int] | None:
     """Where the answer abstains, if it does."""
     ann = case.annotation
-    if not ann.abstention:
+    if ann is None or not ann.abstention:
         return None
     return ann.abstention_span or (0, len(case.answer))
 
@@ -124,6 +126,20 @@ def unit_span(case: Case, text: str) -> tuple[int, int] | None:
     if claim is not None:
         return claim.answer_span
     return locate(text, case.answer)
+
+
+def unannotated(cases) -> list[str]:
+    """Ids of the cases the reference judge cannot answer (no annotation), in order."""
+    return [c.id for c in cases if c.annotation is None]
+
+
+def refuse_unannotated(cases) -> None:
+    """ValueError naming every unannotated case: the reference judge answers from annotations only."""
+    missing = unannotated(cases)
+    if missing:
+        shown = ", ".join(missing[:10]) + (f", ... ({len(missing)} in all)" if len(missing) > 10 else "")
+        raise ValueError(f"the reference judge answers from annotations, and {len(missing)} case(s) have none "
+                         f"({shown}): pass --judge-url (and --judge-model) to score them with a real judge")
 
 
 def approx_tokens(text: str) -> int:
@@ -147,6 +163,9 @@ class ReferenceJudge:
         from harness import registry
 
         req = JudgeRequest(metric=metric, case=case, body=body)
+        if case.annotation is None:
+            raise UnrecognisedRequest(metric, f"case {case.id!r} has no annotation, and the reference judge "
+                                              "answers only from annotations (pass --judge-url)", req.prompt)
         try:
             cls = registry.get(metric)
         except ValueError as e:
@@ -173,6 +192,6 @@ def completion(content: str, model: str, prompt_text: str) -> dict:
 __all__ = [
     "REFERENCE_VERSION", "MODEL_ID", "RAGAS_NLI", "RAGAS_GROUNDED", "DEEPEVAL_VERDICT", "TRULENS_SCORE",
     "INHOUSE_VERDICT", "ragas_rg_rating", "trulens_sentence_score", "judged_claims", "claims_in",
-    "claim_for_text", "abstention_span", "unit_span", "approx_tokens", "ReferenceJudge", "completion",
+    "claim_for_text", "abstention_span", "unit_span", "unannotated", "refuse_unannotated", "approx_tokens", "ReferenceJudge", "completion",
     "UnrecognisedRequest",
 ]

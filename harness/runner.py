@@ -94,6 +94,10 @@ def run(opts: RunOptions) -> RunOutcome:
     from harness.spec import build_spec
 
     classes = {name: registry.get(name) for name in opts.metrics}
+    if opts.judge.is_reference:   # before any cell runs, before the store is created
+        from harness.reference import refuse_unannotated
+
+        refuse_unannotated(opts.cases)
     run_id = opts.run_id or default_run_id()
     run_dir = os.path.join(opts.out_dir, run_id)
     store = RunStore.create(run_dir)

@@ -93,16 +93,17 @@ def _is_miscited(cl) -> bool:
 
 def _miscited(c: Ctx) -> bool:
     if c.row is None:
-        return c.case is not None and any(_is_miscited(cl) for cl in c.case.annotation.claims)
+        return c.case is not None and c.case.annotated and any(_is_miscited(cl) for cl in c.case.annotation.claims)
     return _is_miscited(getattr(c.row, "claim", None))
 
 
 def _no_claims(c: Ctx) -> bool:
-    return c.case is not None and not c.case.annotation.claims and not c.case.annotation.abstention
+    return (c.case is not None and c.case.annotated and not c.case.annotation.claims
+            and not c.case.annotation.abstention)
 
 
 def _partial_rg(c: Ctx) -> bool:
-    return c.case is not None and c.score is not None and 0 < c.score < 1 and any(
+    return c.case is not None and c.case.annotated and c.score is not None and 0 < c.score < 1 and any(
         cl.label in ("not_found", "contradicted") for cl in c.case.annotation.claims)
 
 
