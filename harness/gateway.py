@@ -1,10 +1,17 @@
-"""The judge gateway: a loopback, OpenAI-compatible endpoint that every metric calls.
+"""The judge gateway: an OpenAI-compatible endpoint that every metric calls.
 
 Each cell gets its own base URL, ``http://127.0.0.1:PORT/cell/<run>/<case>/<metric>/v1``, so every
 call is attributed to its case and metric. The gateway forwards to the upstream judge (reference or
-HTTP) through the cache and the harness's retry policy, and keeps a ledger per cell. It runs its own
-event loop in a daemon thread, so synchronous vendor code (TruLens) and async vendor code (Ragas,
-DeepEval) can both call it from the runner. It binds 127.0.0.1 only and never logs a key.
+HTTP) through the cache and the harness's retry policy, and keeps a ledger per cell. One plain async
+function answers every request, :meth:`Gateway.handle`, reached two ways:
+
+- in-process (a run): :meth:`Gateway.attach` binds the gateway to the runner's event loop and the
+  vendors' clients carry :class:`harness.transport.GatewayTransport`, so a judge call is a function
+  call, no socket; synchronous vendor code (TruLens, from worker threads) and async vendor code
+  (Ragas, DeepEval) both use it;
+- over loopback HTTP (``harness judge serve``, and wherever a real URL is needed):
+  :meth:`Gateway.start` serves aiohttp routes on its own event loop in a daemon thread. It binds
+  127.0.0.1 only and never logs a key.
 
 The standalone reference judge (``harness judge serve``) is the same server with the reference
 upstream; it also accepts ``POST /v1/chat/completions`` attributed by the ``X-Harness-Cell`` header,
@@ -136,6 +143,25 @@ class Gateway:
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]
 
+    def attach(self) -> "Gateway":
+        """Serve in-process only, in the running event loop: no thread, no socket. Requests come in
+        through :class:`harness.transport.GatewayTransport` (a run's mode); end with :meth:`aclose`."""
+        self._loop = asyncio.get_running_loop()
+        return self
+
+    async def aclose(self) -> None:
+        """End an attached gateway (closes the upstream's connections)."""
+        try:
+            await self.upstream.aclose()
+        finally:
+            self._loop = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the gateway answers in (its own thread's after :meth:`start`, the caller's
+        after :meth:`attach`); None when it is not running."""
+        return self._loop
+
     def stop(self) -> None:
         if self._loop is None:
             return
@@ -221,44 +247,52 @@ class Gateway:
     # --- handlers ----------------------------------------------------------------------------
 
     async def _models(self, request):
-        from aiohttp import web
+        return _web(await self.models_reply(None, b""))
 
-        return web.json_response({"object": "list", "data": [{"id": self.upstream.model, "object": "model"}]})
+    async def models_reply(self, cell: Cell | None, body: bytes) -> tuple[int, dict]:
+        """``GET /v1/models``: the one model the gateway serves."""
+        return 200, {"object": "list", "data": [{"id": self.upstream.model, "object": "model"}]}
 
     async def _handle_header(self, request):
         raw = request.headers.get("X-Harness-Cell", "")
-        parts = raw.split("/")
-        if len(parts) != 3:
-            return _error(400, "this endpoint needs the X-Harness-Cell header (run/case/metric, URL-quoted); "
-                               "harness runs send it, or use /cell/<run>/<case>/<metric>/v1")
-        return await self._complete(Cell(*(unquote(p) for p in parts)), request)
+        cell = cell_of_header(raw)
+        if cell is None:
+            return _web(_error(400, HEADER_NEEDED))
+        return _web(await self.handle(cell, await request.read()))
 
     async def _handle_cell(self, request):
         mi = request.match_info
-        return await self._complete(Cell(mi["run"], mi["case"], mi["metric"]), request)
+        return _web(await self.handle(Cell(mi["run"], mi["case"], mi["metric"]), await request.read()))
 
-    async def _complete(self, cell: Cell, request):
+    async def handle(self, cell: Cell, body: bytes | dict) -> tuple[int, dict]:
+        """Answer one chat-completion request of ``cell``: ``(HTTP status, JSON body)``.
+
+        The one request path: the aiohttp routes and the in-process transport
+        (:mod:`harness.transport`) both call it, in the gateway's event loop. ``body`` is the raw
+        request body (parsed here) or an already parsed dict."""
+        if isinstance(body, (bytes, bytearray, str)):
+            try:
+                body = json.loads(body)
+            except (ValueError, UnicodeDecodeError):
+                return _error(400, "request body is not JSON")
+        return await self._complete(cell, body)
+
+    async def _complete(self, cell: Cell, body):
         with self._lock:
             if cell in self._closed:
                 return _error(409, f"cell {cell.label} is finished; no more judge calls for it")
             self._inflight[cell] += 1
         try:
-            return await self._answer(cell, request)
+            return await self._answer(cell, body)
         finally:
             with self._lock:
                 self._inflight[cell] -= 1
                 if not self._inflight[cell]:
                     del self._inflight[cell]
 
-    async def _answer(self, cell: Cell, request):
-        from aiohttp import web
-
+    async def _answer(self, cell: Cell, body):
         started = time.time()
         t0 = time.perf_counter()
-        try:
-            body = await request.json()
-        except (ValueError, UnicodeDecodeError):
-            return _error(400, "request body is not JSON")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return _error(400, "request body needs a 'messages' list")
         if body.get("stream"):
@@ -295,14 +329,32 @@ class Gateway:
             completion_tokens=int(usage.get("completion_tokens") or 0), key=key, step=step, error=error))
         if error is not None:
             return _error(status, error)
-        return web.json_response(resp)
+        return 200, resp
 
 
-def _error(status: int, message: str):
+HEADER_NEEDED = ("this endpoint needs the X-Harness-Cell header (run/case/metric, URL-quoted); "
+                 "harness runs send it, or use /cell/<run>/<case>/<metric>/v1")
+
+
+def cell_of_header(raw: str) -> Cell | None:
+    """The cell named by an ``X-Harness-Cell`` value, None when it is not ``run/case/metric``.
+
+    >>> cell_of_header("r/case%2F1/m"), cell_of_header("r/c")
+    (Cell(run='r', case='case/1', metric='m'), None)
+    """
+    parts = raw.split("/")
+    return Cell(*(unquote(p) for p in parts)) if len(parts) == 3 else None
+
+
+def _error(status: int, message: str) -> tuple[int, dict]:
+    kind = "invalid_request_error" if status < 500 else "upstream_error"
+    return status, {"error": {"message": message, "type": kind, "code": status}}
+
+
+def _web(reply: tuple[int, dict]):
     from aiohttp import web
 
-    kind = "invalid_request_error" if status < 500 else "upstream_error"
-    return web.json_response({"error": {"message": message, "type": kind, "code": status}}, status=status)
+    return web.json_response(reply[1], status=reply[0])
 
 
 def serve_reference(cases_path: str, port: int, latency_ms: float = 0.0) -> None:

@@ -12,8 +12,11 @@ import threading
 class Pools:
     """Lazily built, shared ``httpx`` clients. The async one belongs to the runner's event loop."""
 
-    def __init__(self, max_connections: int = 64):
+    def __init__(self, max_connections: int = 64, transport=None):
+        """``transport``: an ``httpx`` transport for both clients (a run passes the in-process
+        :class:`harness.transport.GatewayTransport`); None: real connections."""
         self._max = max_connections
+        self._transport = transport
         self._async = None
         self._sync = None
         self._lock = threading.Lock()
@@ -29,7 +32,7 @@ class Pools:
         with self._lock:
             if self._async is None:
                 self._async = httpx.AsyncClient(limits=self._limits(), timeout=httpx.Timeout(600.0),
-                                                trust_env=False)
+                                                trust_env=False, transport=self._transport)
             return self._async
 
     def sync_client(self):
@@ -37,7 +40,8 @@ class Pools:
 
         with self._lock:
             if self._sync is None:
-                self._sync = httpx.Client(limits=self._limits(), timeout=httpx.Timeout(600.0), trust_env=False)
+                self._sync = httpx.Client(limits=self._limits(), timeout=httpx.Timeout(600.0), trust_env=False,
+                                          transport=self._transport)
             return self._sync
 
     async def aclose(self):

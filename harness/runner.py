@@ -162,8 +162,10 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
         prepare = getattr(classes[name], "prepare", None)
         if callable(prepare):
             prepare()
-    gateway = _make_gateway(opts, run_id, mode).start()
-    pools = Pools(max_connections=max(16, opts.concurrency * 4))
+    from harness.transport import GatewayTransport
+
+    gateway = _make_gateway(opts, run_id, mode).attach()   # in-process: the clients' transport calls it
+    pools = Pools(max_connections=max(16, opts.concurrency * 4), transport=GatewayTransport(gateway))
     sem = asyncio.Semaphore(max(1, opts.concurrency))
     progress = Progress(len(todo), reused, enabled=opts.progress)
 
@@ -186,7 +188,7 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
     finally:
         progress.close()
         await pools.aclose()
-        gateway.stop()
+        await gateway.aclose()
     return len(todo), reused
 
 

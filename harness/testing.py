@@ -23,13 +23,15 @@ def score_cases(metric: str, cases: list[Case], *, run: str = "test", concurrenc
     from harness import registry
     from harness.http import Pools
     from harness.runner import score_cell
+    from harness.transport import GatewayTransport
 
     cls = registry.get(metric)
     up = upstream or ReferenceUpstream({(run, c.id): c for c in cases})
-    gw = Gateway(up, policy=policy or RetryPolicy(max_attempts=1)).start()
+    gw = Gateway(up, policy=policy or RetryPolicy(max_attempts=1))
 
     async def main():
-        pools = Pools()
+        gw.attach()   # in-process, as in a run
+        pools = Pools(transport=GatewayTransport(gw))
         sem = asyncio.Semaphore(concurrency)
 
         async def one(case):
@@ -44,11 +46,9 @@ def score_cases(metric: str, cases: list[Case], *, run: str = "test", concurrenc
             return dict(await asyncio.gather(*(one(c) for c in cases)))
         finally:
             await pools.aclose()
+            await gw.aclose()
 
-    try:
-        return asyncio.run(main())
-    finally:
-        gw.stop()
+    return asyncio.run(main())
 
 
 def score_one(metric: str, case: Case, **kw) -> Scored:
