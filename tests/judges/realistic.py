@@ -1,0 +1,274 @@
+"""The realistic test judge: a deterministic stand-in for a real LLM, served OpenAI-compatibly.
+
+It never reads annotations. It recognises each vendor's step from the prompt
+(:mod:`tests.judges.steps`, :mod:`tests.judges.steps_trulens`), reads the answer and the contexts
+out of the prompt, and answers as a model would: its own split and paraphrase of statements,
+verdicts by word overlap with the context, evidence quotes of which about half are altered (a
+comma, a final stop, an ellipsis) and a few invented; and, like real judges, it wraps some JSON
+replies in a code fence (``fence_rate``), puts prose before some (``prose_rate``), drops a key of a
+list item now and then (``drop_rate``), answers TruLens's score prompts with a bare number
+(``bare_rate``) and leaves ``usage`` out of some responses (``no_usage_rate``).
+
+Every choice is seeded by a hash of the request's messages (role and text; list-of-parts content
+is flattened), so a rerun is identical, and two clients sending the same prompt (a vendor's own
+model class and the harness adapter) get the same reply whatever their request options.
+
+It counts what it served (calls, prompt and completion tokens, and the part reported in ``usage``)
+so tests can compare the harness's ledger with the judge's own books.
+
+Serve it: ``python -m tests.judges.realistic --port 0`` prints ``{"url": ..., "model": ...}``;
+in tests, ``with serve() as judge: judge.url, judge.stats()``. ``POST /v1/responses`` answers 400
+"not supported" (as chat-only servers do; TruLens's stock OpenAI provider then falls back to chat
+completions); ``GET /stats`` returns the books, ``POST /stats/reset`` clears them.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import random
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.judges import steps, steps_trulens
+from tests.judges.text import count_tokens
+
+MODEL = "realistic-judge"
+NOT_UNDERSTOOD = "I'm not sure what you are asking me to do."
+
+
+@dataclass
+class Noise:
+    """How often the judge misbehaves like a real model (per reply, seeded)."""
+
+    fence_rate: float = 0.06
+    prose_rate: float = 0.03
+    drop_rate: float = 0.015
+    bare_rate: float = 0.25
+    """TruLens score prompts (abstention, answerability, plain citation) answered with a bare number."""
+    bare_cot_rate: float = 0.03
+    """TruLens groundedness (CoT JSON asked) answered with a bare number."""
+    no_usage_rate: float = 0.05
+
+    @classmethod
+    def none(cls) -> "Noise":
+        return cls(0, 0, 0, 0, 0, 0)
+
+
+@dataclass
+class Books:
+    """What the judge served."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reported_prompt_tokens: int = 0
+    """Tokens reported in ``usage`` (what a client can bill)."""
+    reported_completion_tokens: int = 0
+    calls_without_usage: int = 0
+    unrecognised: int = 0
+    steps: dict = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def as_dict(self) -> dict:
+        with self._lock:
+            return {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.__dict__.items() if k != "_lock"}
+
+
+def flatten(messages) -> list[tuple[str, str]]:
+    """(role, text) per message; list-of-parts content joined."""
+    out = []
+    for m in messages or []:
+        c = m.get("content") if isinstance(m, dict) else None
+        if isinstance(c, list):
+            c = "".join(p.get("text", "") for p in c if isinstance(p, dict))
+        out.append((str(m.get("role", "")) if isinstance(m, dict) else "", c or ""))
+    return out
+
+
+def digest(msgs: list[tuple[str, str]]) -> str:
+    return hashlib.sha256(json.dumps(msgs, ensure_ascii=False).encode()).hexdigest()
+
+
+class RealisticJudge:
+    """``complete(body) -> chat.completion dict``; thread-safe; keeps :class:`Books`."""
+
+    def __init__(self, noise: Noise | None = None):
+        self.noise = noise or Noise()
+        self.books = Books()
+
+    def answer(self, msgs: list[tuple[str, str]]) -> steps.Answer | None:
+        h = digest(msgs)
+        rng, quotes = random.Random(h + ":content"), random.Random(h + ":quotes")
+        for handler in (steps.ragas, steps.deepeval):
+            a = handler(msgs, rng)
+            if a is not None:
+                return a
+        return steps.inhouse(msgs, rng, quotes) or steps_trulens.trulens(msgs, rng, quotes)
+
+    def render(self, a: steps.Answer, noise_rng: random.Random) -> str:
+        n = self.noise if not a.clean else Noise.none()
+        draw = [noise_rng.random() for _ in range(4)]
+        if a.kind == "text":
+            return ("Here are the important statements:\n" + a.value) if draw[1] < n.prose_rate else a.value
+        if a.kind == "score":
+            return str(a.value) if draw[2] < n.bare_rate else json.dumps({"score": a.value})
+        value = a.value
+        if a.step == "trulens.groundedness" and draw[2] < n.bare_cot_rate:
+            return str(value["score"])
+        if draw[3] < n.drop_rate:
+            value = drop_key(value)
+        out = json.dumps(value, ensure_ascii=False)
+        if draw[0] < n.fence_rate:
+            return f"```json\n{out}\n```"
+        if draw[0] < n.fence_rate + n.prose_rate:
+            return f"Here is the JSON you asked for:\n\n{out}"
+        return out
+
+    def complete(self, body: dict) -> dict:
+        msgs = flatten(body.get("messages"))
+        h = digest(msgs)
+        a = self.answer(msgs)
+        content = NOT_UNDERSTOOD if a is None else self.render(a, random.Random(h + ":noise"))
+        pt = count_tokens(" ".join(t for _, t in msgs)) + 3 * len(msgs)
+        ct = count_tokens(content)
+        usage = random.Random(h + ":usage").random() >= self.noise.no_usage_rate
+        b = self.books
+        with b._lock:
+            b.calls += 1
+            b.prompt_tokens += pt
+            b.completion_tokens += ct
+            step = a.step if a else "unrecognised"
+            b.steps[step] = b.steps.get(step, 0) + 1
+            b.unrecognised += a is None
+            if usage:
+                b.reported_prompt_tokens += pt
+                b.reported_completion_tokens += ct
+            else:
+                b.calls_without_usage += 1
+        resp = {"id": f"chatcmpl-rj-{h[:16]}", "object": "chat.completion", "created": 1764547200,
+                "model": body.get("model") or MODEL,
+                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                             "message": {"role": "assistant", "content": content, "refusal": None}}]}
+        if usage:
+            resp["usage"] = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
+        return resp
+
+
+def drop_key(value: dict) -> dict:
+    """The value with the last key of the first dict inside its first list removed (a model that
+    forgot a field of one item); unchanged when there is no such dict.
+
+    >>> drop_key({"verdicts": [{"verdict": "yes", "reason": "r"}, {"verdict": "no"}]})
+    {'verdicts': [{'verdict': 'yes'}, {'verdict': 'no'}]}
+    >>> drop_key({"truths": ["a"]})
+    {'truths': ['a']}
+    """
+    for k, v in value.items():
+        if isinstance(v, list) and v and isinstance(v[0], dict) and len(v[0]) > 1:
+            first = dict(list(v[0].items())[:-1])
+            return {**value, k: [first] + v[1:]}
+    return value
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    judge: RealisticJudge = None
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _send(self, status: int, obj: dict) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        try:
+            return json.loads(self.rfile.read(n) or b"{}")
+        except ValueError:
+            return None
+
+    def do_GET(self):
+        if self.path.rstrip("/").endswith("/models"):
+            return self._send(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
+        if self.path.rstrip("/") == "/stats":
+            return self._send(200, self.judge.books.as_dict())
+        self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self):
+        body = self._body()
+        path = self.path.rstrip("/")
+        if path == "/stats/reset":
+            self.judge.books = Books()
+            return self._send(200, {})
+        if path.endswith("/responses"):
+            return self._send(400, {"error": {"message": "The Responses API is not supported by this server; "
+                                                         "use /v1/chat/completions", "type": "invalid_request_error"}})
+        if not path.endswith("/chat/completions"):
+            return self._send(404, {"error": {"message": f"no route {self.path}"}})
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return self._send(400, {"error": {"message": "body needs a 'messages' list"}})
+        self._send(200, self.judge.complete(body))
+
+
+@dataclass
+class Served:
+    """A running server: ``url`` (``http://127.0.0.1:PORT/v1``), the judge, and its books."""
+
+    url: str
+    judge: RealisticJudge
+    server: ThreadingHTTPServer
+
+    def stats(self) -> dict:
+        return self.judge.books.as_dict()
+
+    def reset(self) -> None:
+        self.judge.books = Books()
+
+
+def start(port: int = 0, noise: Noise | None = None) -> Served:
+    """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port)."""
+    judge = RealisticJudge(noise)
+    handler = type("Handler", (_Handler,), {"judge": judge})
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="realistic-judge", daemon=True).start()
+    return Served(f"http://127.0.0.1:{server.server_address[1]}/v1", judge, server)
+
+
+@contextlib.contextmanager
+def serve(port: int = 0, noise: Noise | None = None):
+    """``with serve() as judge:`` a running realistic judge, shut down afterwards."""
+    s = start(port, noise)
+    try:
+        yield s
+    finally:
+        s.server.shutdown()
+        s.server.server_close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tests.judges.realistic", description=__doc__.split("\n")[0])
+    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free port)")
+    p.add_argument("--quiet-model", action="store_true", help="no noise: clean JSON, usage always")
+    args = p.parse_args(argv)
+    s = start(args.port, Noise.none() if args.quiet_model else None)
+    print(json.dumps({"url": s.url, "model": MODEL}), flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        s.server.shutdown()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
