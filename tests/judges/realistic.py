@@ -69,6 +69,8 @@ class Books:
     reported_completion_tokens: int = 0
     calls_without_usage: int = 0
     unrecognised: int = 0
+    crashed: int = 0
+    """Prompts a step handler failed on (a judge bug; tests expect none)."""
     steps: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -130,7 +132,12 @@ class RealisticJudge:
     def complete(self, body: dict) -> dict:
         msgs = flatten(body.get("messages"))
         h = digest(msgs)
-        a = self.answer(msgs)
+        try:
+            a = self.answer(msgs)
+        except Exception:  # noqa: BLE001 - a judge bug: answered like an unknown prompt, counted
+            a = None
+            with self.books._lock:
+                self.books.crashed += 1
         content = NOT_UNDERSTOOD if a is None else self.render(a, random.Random(h + ":noise"))
         pt = count_tokens(" ".join(t for _, t in msgs)) + 3 * len(msgs)
         ct = count_tokens(content)
