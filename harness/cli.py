@@ -10,7 +10,8 @@ import argparse
 import os
 import sys
 
-DEFAULT_CASES = "datasets/canonical.jsonl"
+from harness.defaults import DEFAULT_CASES
+
 OPENAI_URL = "https://api.openai.com/v1"
 
 
@@ -23,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="harness",
         description="Run Ragas, DeepEval and TruLens groundedness metrics and an in-house span scorer "
                     "on the same annotated cases, through one judge, and show where they diverge.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     r = sub.add_parser("run", help="score every case with every metric (default: all, reference judge)",
@@ -64,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     from reports.cli import add_parsers as add_report_parsers
 
     add_report_parsers(sub)
+    for command in _store_commands().values():
+        command.add_parser(sub)
 
     from harness.importers.cli import add_parser as add_import_parser
 
@@ -102,13 +106,12 @@ def main(argv: list[str] | None = None) -> int:
             from reports.cli import run_command
 
             return run_command(args)
+        if args.command in _store_commands():
+            return _store_commands()[args.command].run(args)
         if args.command == "judge":
             if args.judge_command != "serve":
                 parser.parse_args(["judge", "--help"])
-            from harness.gateway import serve_reference
-
-            serve_reference(args.cases, args.port, args.latency_ms)
-            return 0
+            return cmd_judge_serve(args)
     except BadInput as e:
         print(f"harness: {e}", file=sys.stderr)
         return 2
@@ -120,11 +123,31 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
-def _load(path: str):
-    from harness.cases import CaseFileError, load_cases
+def _store_commands() -> dict:
+    """The subcommands that read run stores (``reports/commands``), by name."""
+    from reports.commands import check, compare, export
+
+    return {"check": check, "compare": compare, "export": export}
+
+
+def version() -> str:
+    """The installed package's version (the source tree's when it is not installed)."""
+    from importlib import metadata
 
     try:
-        return load_cases(path)
+        return metadata.version("groundedness-harness")
+    except metadata.PackageNotFoundError:
+        from harness import __version__
+
+        return __version__
+
+
+def _load(path: str):
+    from harness.cases import CaseFileError, load_cases
+    from harness.defaults import resolve_cases
+
+    try:
+        return load_cases(resolve_cases(path))
     except CaseFileError as e:
         raise BadInput(f"invalid case file:\n{e}") from None
 
@@ -136,6 +159,14 @@ def _metrics(spec: str) -> list[str]:
         names = registry.resolve(spec)
     except registry.UnknownMetric as e:
         raise BadInput(str(e)) from None
+    from harness.extras import select
+
+    try:
+        names, notes = select(spec, names)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    for note in notes:
+        print(f"harness: {note}", file=sys.stderr)
     if not names:
         raise BadInput("no metrics selected")
     return names
@@ -154,7 +185,7 @@ def judge_config(args):
     if args.judge_model is None:
         raise BadInput("--judge-url needs --judge-model (the model id to send)")
     key_env = args.judge_key_env or ("OPENAI_API_KEY" if url == OPENAI_URL else None)
-    if key_env and not os.environ.get(key_env):
+    if key_env and not os.environ.get(key_env) and getattr(args, "cache", None) != "replay":   # replay: no key
         raise BadInput(f"environment variable {key_env} is not set (it should hold the judge's key)")
     return JudgeConfig(url=url, model=args.judge_model, key_env=key_env)
 
@@ -239,10 +270,29 @@ def cmd_run(args) -> int:
 
 def cmd_metrics(args) -> int:
     from harness import registry
+    from harness.extras import missing_vendor
 
     for name in registry.names():
         cls = registry.get(name)
-        print(f"{name:36} v{cls.version:4} {cls.display_name} (unit: {cls.unit})")
+        missing = missing_vendor(cls)
+        state = f"  [unavailable: {missing}]" if missing else ""
+        print(f"{name:36} v{cls.version:4} {cls.display_name} (unit: {cls.unit}){state}")
+    return 0
+
+
+def cmd_judge_serve(args) -> int:
+    import errno
+
+    from harness.gateway import serve_reference
+
+    cases = _load(args.cases)
+    try:
+        serve_reference(cases.path, args.port, args.latency_ms)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise BadInput(f"judge serve: port {args.port} on 127.0.0.1 is already in use; "
+                           "pick another --port (0: any free port)") from None
+        raise BadInput(f"judge serve: cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}") from None
     return 0
 
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Set up .venv from uv.lock, exactly. Needs python3.11 and the package index; nothing else.
-# Safe to rerun: an up-to-date venv is left as it is (a few seconds).
+# Set up .venv from uv.lock, exactly: the engine, every vendor extra and the dev group (tests, notebooks).
+# Needs python3.11 and the package index; nothing else. Your own pip configuration (pip.conf, PIP_*) is used
+# to fetch uv, and your uv configuration (uv.toml, UV_*) by uv. Safe to rerun: an up-to-date venv is left
+# as it is (a few seconds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 UV_VERSION=0.13.8
@@ -11,9 +13,9 @@ export UV_LINK_MODE=copy
 PY=$(command -v python3.11 || command -v python3)
 if [ ! -x "$TOOLS/bin/uv" ] || [ "$("$TOOLS/bin/uv" --version | cut -d' ' -f2)" != "$UV_VERSION" ]; then
   echo "setup: installing uv $UV_VERSION into $TOOLS/" >&2
-  PIP_CONFIG_FILE=/dev/null "$PY" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
-      --index-url https://pypi.org/simple --target "$TOOLS/lib" "uv==$UV_VERSION"
+  "$PY" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+      --target "$TOOLS/lib" "uv==$UV_VERSION"
   mkdir -p "$TOOLS/bin" && ln -sf "../lib/bin/uv" "$TOOLS/bin/uv"
 fi
 echo "setup: syncing .venv with uv.lock (frozen)" >&2
-"$TOOLS/bin/uv" sync --frozen --python "$PY" --quiet
+"$TOOLS/bin/uv" sync --frozen --all-extras --python "$PY" --quiet

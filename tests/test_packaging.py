@@ -1,0 +1,104 @@
+"""Packaging a team can install: vendors as extras, test-only packages in the dev group, no declared
+dependency that nothing imports, the user's pip/uv configuration honoured, the lock checked in CI,
+``--version``, canonical cases as package data, and ``judge serve`` on a busy port."""
+from __future__ import annotations
+
+import ast
+import os
+import socket
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+from harness.cli import main
+from tests.conftest import CANONICAL, ROOT
+
+PYPROJECT = tomllib.load(open(os.path.join(ROOT, "pyproject.toml"), "rb"))
+IMPORT_NAME = {"pyyaml": "yaml", "langchain-openai": "langchain_openai"}
+"""Distribution name -> module name where the two differ."""
+
+
+def _name(req: str) -> str:
+    return req.split(";")[0].split("[")[0].split("=")[0].split("<")[0].split(">")[0].strip().lower()
+
+
+def _imported_top_modules() -> set[str]:
+    found = set()
+    for pkg in ("harness", "adapters", "reports"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, pkg)):
+            for f in files:
+                if f.endswith(".py"):
+                    tree = ast.parse(open(os.path.join(dirpath, f), encoding="utf-8").read())
+                    for node in ast.walk(tree):
+                        if isinstance(node, ast.Import):
+                            found |= {a.name.split(".")[0] for a in node.names}
+                        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_every_declared_dependency_is_imported():
+    imported = _imported_top_modules()
+    for req in PYPROJECT["project"]["dependencies"]:
+        dist = _name(req)
+        assert IMPORT_NAME.get(dist, dist.replace("-", "_")) in imported, f"{dist} is declared but never imported"
+
+
+def test_vendors_are_extras_and_test_tools_a_dev_group():
+    core = {_name(r) for r in PYPROJECT["project"]["dependencies"]}
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert {"ragas", "deepeval", "trulens", "mlflow", "parquet"} <= set(extras)
+    assert not core & {"ragas", "deepeval", "trulens-core", "pytest", "nbclient", "nbformat", "ipykernel",
+                       "pyyaml", "langchain-openai", "mlflow-skinny", "pyarrow"}
+    assert {_name(r) for r in PYPROJECT["dependency-groups"]["dev"]} >= {"pytest", "nbclient", "nbformat", "ipykernel"}
+
+
+def test_setup_honours_the_users_package_config_and_ci_checks_the_lock():
+    setup = open(os.path.join(ROOT, "scripts", "setup.sh")).read()
+    assert "PIP_CONFIG_FILE" not in setup and "--index-url" not in setup and "UV_INDEX" not in setup
+    assert "--all-extras" in setup and "--frozen" in setup
+    assert "uv lock --check" in open(os.path.join(ROOT, ".ci", "run")).read()
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"harness {PYPROJECT['project']['version']}"
+
+
+def test_canonical_cases_are_package_data():
+    from harness.defaults import packaged_cases
+
+    assert open(packaged_cases(), "rb").read() == open(CANONICAL, "rb").read()
+
+
+def test_a_metric_whose_vendor_is_missing_is_unavailable(monkeypatch, capsys):
+    from harness import extras
+
+    real = extras._importable
+    monkeypatch.setattr(extras, "_importable", lambda m: not m.startswith("ragas") and real(m))
+    assert main(["metrics"]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("ragas.faithfulness "))
+    assert "unavailable: ragas not installed; pip install 'groundedness-harness[ragas]'" in line
+    assert "unavailable" not in next(ln for ln in out.splitlines() if ln.startswith("inhouse.span "))
+    from harness import registry
+
+    names, notes = extras.select("all", registry.resolve("all"))
+    assert "ragas.faithfulness" not in names and "inhouse.span" in names and len(notes) == 2
+    assert main(["run", "--metrics", "ragas.faithfulness", "--out", "/nonexistent"]) == 2
+    assert "metric ragas.faithfulness unavailable" in capsys.readouterr().err
+
+
+def test_judge_serve_on_a_busy_port_is_one_line_and_exit_2():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "harness", "judge", "serve", "--port", str(port)],
+                           capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == (f"harness: judge serve: port {port} on 127.0.0.1 is already in use; "
+                                "pick another --port (0: any free port)")
