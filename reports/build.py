@@ -112,3 +112,8 @@ def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRES
     with open(md_path, "w", encoding="utf-8") as fh:
         fh.write(markdown.render(rep, images={"heatmap": "heatmap.png", "cost": "cost.png"}))
     return Built(html_path, md_path, rep)
+
+
+def report_for_run(run_dir: str, threshold: float | None = None) -> str:
+    """Build RUN_DIR's report in place; the HTML path (the ``report`` entry point ``harness.evaluate`` uses)."""
+    return build(run_dir, run_dir, DEFAULT_THRESHOLD if threshold is None else threshold).html_path

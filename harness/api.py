@@ -1,0 +1,193 @@
+"""The Python API: :func:`evaluate` runs cases x metrics and returns the run's tables as DataFrames.
+
+It works from a script and inside a running event loop (a Jupyter notebook): there the run goes to a
+private thread with its own loop, because ``asyncio.run`` cannot nest. It is the same run as
+``harness run``: same store, same report, resumable by ``run_id``.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+RUN_OPTIONS = ("cache_mode", "cache_path", "concurrency", "out_dir", "run_id", "progress", "cell_timeout_s",
+               "retry_attempts", "call_timeout_s")
+"""Keyword options passed on to :class:`harness.runner.RunOptions`."""
+
+
+@dataclass
+class EvalResult:
+    """Where a run went, and its store's tables as pandas DataFrames (read on first use)."""
+
+    run_id: str
+    """The run's id (pass it back as ``run_id=`` to resume)."""
+    run_dir: str
+    """The run directory (store, spec, report)."""
+    store_path: str
+    """The run store (``store.sqlite``)."""
+    report_path: str | None
+    """The HTML report, or None when it was not built (``report=False``, or building failed)."""
+    counts: dict
+    """metric -> {status: number of cells}."""
+    _tables: dict = field(default_factory=dict, repr=False)
+
+    def _table(self, name: str):
+        if name not in self._tables:
+            from harness.store import RunStore
+
+            store = RunStore.open(self.store_path)
+            try:
+                self._tables[name] = getattr(store, name)()
+            finally:
+                store.close()
+        return self._tables[name]
+
+    @property
+    def cells(self):
+        """One row per case and metric: ``case_id``, ``metric``, ``status``, ``score``, ``reason``, ledger."""
+        return self._table("cells")
+
+    @property
+    def units(self):
+        """Per-unit (claim, statement, sentence) verdicts of every cell."""
+        return self._table("units")
+
+    @property
+    def calls(self):
+        """One row per judge request (no prompt text, no headers, no key)."""
+        return self._table("calls")
+
+    @property
+    def md_report_path(self) -> str | None:
+        """The Markdown report beside the HTML one."""
+        return os.path.join(self.run_dir, "report.md") if self.report_path else None
+
+
+def evaluate(cases, metrics=None, judge=None, *, report: bool = True, divergence_threshold: float | None = None,
+             **options) -> EvalResult:
+    """Score ``cases`` with ``metrics`` through one judge, like ``harness run``.
+
+    Args:
+        cases: a case file path (JSONL), a :class:`harness.cases.CaseSet`, a list of dicts, or a pandas
+            DataFrame. Rows use the harness's field names, or Ragas' (``user_input``,
+            ``retrieved_contexts``, ``response``, ``reference``) or DeepEval's (``input``,
+            ``actual_output``, ``retrieval_context``, ``expected_output``).
+        metrics: None (every registered metric), a comma-separated string or a list of names or vendor
+            prefixes, e.g. ``["inhouse.span", "deepeval"]``.
+        judge: None (the offline reference judge), a :class:`harness.runner.JudgeConfig`, or a dict of
+            its fields (``url``, ``model``, ``key_env``).
+        report: build the HTML and Markdown report (default True).
+        divergence_threshold: the report's divergence threshold (default as ``harness run``).
+        **options: ``out_dir`` (default ``reports/out``), ``run_id``, ``cache_mode``, ``cache_path``,
+            ``concurrency``, ``progress``, ``retry_attempts``, ``call_timeout_s``, ``cell_timeout_s``.
+
+    Returns:
+        An :class:`EvalResult`.
+
+    Raises:
+        ValueError: bad cases (naming the case and field), an unknown metric or option.
+    """
+    unknown = sorted(set(options) - set(RUN_OPTIONS))
+    if unknown:
+        raise TypeError(f"evaluate() got unknown option(s) {', '.join(unknown)}; known: {', '.join(RUN_OPTIONS)}")
+    from harness.runner import RunOptions
+
+    opts = RunOptions(cases=case_set(cases), metrics=metric_names(metrics), judge=judge_config(judge), **options)
+    return in_own_loop(_evaluate, opts, report, divergence_threshold)
+
+
+def in_own_loop(fn, *args):
+    """Call ``fn(*args)`` here, or, when an event loop is running in this thread (a notebook), in a
+    private thread (where ``asyncio.run`` may start its own loop) and wait for it."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return fn(*args)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-evaluate") as pool:
+        return pool.submit(fn, *args).result()
+
+
+def _evaluate(opts, report: bool, threshold: float | None) -> EvalResult:
+    from harness.runner import run
+
+    outcome = run(opts)
+    report_path = build_report(outcome.run_dir, threshold) if report else None
+    return EvalResult(outcome.run_id, outcome.run_dir, outcome.store_path, report_path, outcome.counts)
+
+
+REPORTERS = "groundedness_harness.reporters"
+"""Entry-point group of report builders: ``name = "module:function"``, ``function(run_dir, threshold)``
+returns the HTML report's path. The engine names no report module; ``reports`` registers ``report``."""
+
+
+def build_report(run_dir: str, threshold: float | None) -> str | None:
+    """Build the run's report with the registered reporter (``report``); its path, or None if none is
+    installed."""
+    from importlib.metadata import entry_points
+
+    found = {ep.name: ep for ep in entry_points(group=REPORTERS)}
+    if "report" not in found:
+        return None
+    return found["report"].load()(run_dir, threshold)
+
+
+def case_set(cases):
+    """A :class:`harness.cases.CaseSet` from a path, a CaseSet, a list of dicts or a DataFrame."""
+    from harness.cases import CaseSet, load_cases, parse_case
+    from harness.columns import dialect, rows_of, to_case_object
+    from harness.defaults import resolve_cases
+
+    if isinstance(cases, CaseSet):
+        return cases
+    if isinstance(cases, (str, os.PathLike)):
+        return load_cases(resolve_cases(os.fspath(cases)))
+    rows = rows_of(cases)
+    if not rows:
+        raise ValueError("no cases given")
+    names = dialect(rows[0].keys())
+    objs = [to_case_object(r, i, names) for i, r in enumerate(rows)]
+    parsed, seen = [], set()
+    for i, obj in enumerate(objs):
+        parsed.append(parse_case(obj, f"case {i + 1} ({obj['id']})"))
+        if obj["id"] in seen:
+            raise ValueError(f"case {i + 1}, field id: duplicate id {obj['id']!r}")
+        seen.add(obj["id"])
+    digest = hashlib.sha256("\n".join(json.dumps(o, sort_keys=True, ensure_ascii=False, default=str)
+                                      for o in objs).encode()).hexdigest()
+    return CaseSet(f"<{type(cases).__name__} of {len(objs)} {names} rows>", tuple(parsed), digest)
+
+
+def metric_names(metrics) -> list[str]:
+    """Registered names from None, a comma-separated string or a list."""
+    from harness import registry
+
+    spec = metrics if metrics is None or isinstance(metrics, str) else ",".join(metrics)
+    from harness.extras import select
+
+    names, notes = select(spec, registry.resolve(spec))
+    for note in notes:
+        import warnings
+
+        warnings.warn(note, stacklevel=3)
+    if not names:
+        raise ValueError("no metrics selected")
+    return names
+
+
+def judge_config(judge):
+    """A :class:`harness.runner.JudgeConfig` from None, a JudgeConfig or a dict of its fields."""
+    from harness.runner import JudgeConfig
+
+    if judge is None:
+        return JudgeConfig()
+    if isinstance(judge, JudgeConfig):
+        return judge
+    if isinstance(judge, dict):
+        cfg = JudgeConfig(**judge)
+        if cfg.key_env and not os.environ.get(cfg.key_env):
+            raise ValueError(f"environment variable {cfg.key_env} is not set (it should hold the judge's key)")
+        return cfg
+    raise TypeError(f"judge must be None, a JudgeConfig or a dict, not {type(judge).__name__}")

@@ -1,0 +1,97 @@
+"""``harness.evaluate``: from a script, inside a running event loop, from a case file, a list of dicts and
+a DataFrame with Ragas' or DeepEval's column names; the result carries the run store's tables."""
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+
+import pandas as pd
+import pytest
+
+import harness
+from harness.columns import dialect, to_case_object
+from tests.conftest import CANONICAL
+
+
+def _canonical_rows(n=3):
+    with open(CANONICAL, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh][:n]
+
+
+def test_case_file_from_a_script(tmp_path):
+    res = harness.evaluate(CANONICAL, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="api", progress=False)
+    cells = res.cells
+    assert {"case_id", "metric", "score", "status"} <= set(cells.columns)
+    assert len(cells) == 23 and set(cells["metric"]) == {"inhouse.span"}
+    cookie = cells.set_index("case_id").loc["cookie-yield"]
+    assert cookie["status"] == "scored" and cookie["score"] == 0.75
+    assert len(res.units) > 0 and len(res.calls) == int(cells["calls"].sum())
+    assert res.run_id == "api" and os.path.isfile(res.report_path) and res.report_path.endswith("index.html")
+    assert os.path.isfile(res.md_report_path)
+    assert res.counts["inhouse.span"]["scored"] == 20
+
+
+def test_inside_a_running_event_loop(tmp_path):
+    async def in_a_notebook():
+        return harness.evaluate(CANONICAL, metrics="inhouse.span", out_dir=str(tmp_path), run_id="loop",
+                                progress=False, report=False)
+
+    res = asyncio.run(in_a_notebook())
+    assert res.report_path is None
+    assert res.cells.set_index("case_id").loc["cookie-yield", "score"] == 0.75
+
+
+def _ragas_frame(rows):
+    return pd.DataFrame([{"id": r["id"], "user_input": r["question"],
+                          "retrieved_contexts": [c["text"] for c in r["contexts"]], "response": r["answer"],
+                          "reference": r.get("reference_answer"), "annotation": r["annotation"]} for r in rows])
+
+
+def test_dataframe_with_ragas_columns(tmp_path):
+    rows = _canonical_rows()
+    res = harness.evaluate(_ragas_frame(rows), metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="df",
+                           progress=False, report=False)
+    got = res.cells.set_index("case_id")["score"].to_dict()
+    ref = harness.evaluate(CANONICAL, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="ref",
+                           progress=False, report=False).cells.set_index("case_id")["score"].to_dict()
+    assert list(got) == [r["id"] for r in rows]
+    for cid, score in got.items():
+        assert (math.isnan(score) and math.isnan(ref[cid])) or score == ref[cid], cid
+
+
+def test_list_of_dicts_with_deepeval_columns(tmp_path):
+    rows = _canonical_rows(2)
+    dicts = [{"input": r["question"], "actual_output": r["answer"],
+              "retrieval_context": [c["text"] for c in r["contexts"]], "annotation": r["annotation"]} for r in rows]
+    res = harness.evaluate(dicts, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="dicts",
+                           progress=False, report=False)
+    assert list(res.cells["case_id"]) == ["case-1", "case-2"]
+    assert res.cells.iloc[0]["score"] == 0.75   # cookie-yield, whatever its id
+
+
+def test_column_mapping():
+    assert dialect(["user_input", "response", "retrieved_contexts", "reference"]) == "ragas"
+    obj = to_case_object({"input": "q", "actual_output": "a", "retrieval_context": ["x", "y"],
+                          "expected_output": "r"}, 4)
+    assert obj == {"id": "case-5", "question": "q", "contexts": [{"id": "1", "text": "x"}, {"id": "2", "text": "y"}],
+                   "answer": "a", "reference_answer": "r"}
+
+
+def test_bad_input_names_the_case_and_field(tmp_path):
+    rows = _canonical_rows(1)
+    rows[0]["annotation"]["claims"][0]["answer_span"] = [0, 3]
+    with pytest.raises(ValueError, match=r"case 1 \(cookie-yield\), field annotation.claims\[0\].answer_span"):
+        harness.evaluate(rows, metrics=["inhouse.span"], out_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="unknown metric 'inhouse.spam'"):
+        harness.evaluate(CANONICAL, metrics=["inhouse.spam"], out_dir=str(tmp_path))
+    with pytest.raises(TypeError, match="unknown option"):
+        harness.evaluate(CANONICAL, metrics=["inhouse.span"], outdir=str(tmp_path))
+
+
+def test_default_cases_from_any_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = harness.evaluate("datasets/canonical.jsonl", metrics=["inhouse.span"], progress=False, report=False)
+    assert len(res.cells) == 23 and res.run_dir.startswith("reports/out")
+    assert os.path.isfile(tmp_path / res.store_path)
