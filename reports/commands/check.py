@@ -1,0 +1,57 @@
+"""``harness check RUN --min METRIC=VALUE ... --max-errors N [--junit PATH]``: a CI gate on a finished run.
+
+Exit codes: 0 every criterion holds; 1 a criterion fails; 2 bad input. See :mod:`reports.gate`.
+Only argparse at import time: ``harness --help`` stays instant.
+"""
+from __future__ import annotations
+
+import os
+
+RUN_HELP = "a run directory, a store.sqlite path, or a run id under --out"
+
+
+def add_parser(sub):
+    """Register the command on the ``harness`` subparsers."""
+    c = sub.add_parser("check", help="CI gate: fail (exit 1) when a run is below a threshold",
+                       description="Check a finished run against thresholds. Exit codes: 0 every criterion "
+                                   "holds; 1 a criterion fails; 2 bad input (no such run, a malformed "
+                                   "criterion, a metric the run does not have).")
+    c.add_argument("run", metavar="RUN", help=RUN_HELP)
+    c.add_argument("--min", action="append", default=[], metavar="METRIC=VALUE",
+                   help="the metric's mean over its scored cells must be at least VALUE (repeatable)")
+    c.add_argument("--max-errors", type=int, metavar="N", help="at most N cells may have errored")
+    c.add_argument("--junit", metavar="PATH", help="also write the result as JUnit XML to PATH")
+    c.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
+    return c
+
+
+def run(args) -> int:
+    """Run the command; bad input (no such run, a malformed option) raises BadInput (exit 2)."""
+    from harness.cli import BadInput
+
+    try:
+        return _run(args)
+    except (FileNotFoundError, ValueError) as e:
+        raise BadInput(str(e)) from None
+
+
+def _run(args) -> int:
+    from reports.data import load_run
+    from reports.gate import check, junit_xml, lines, parse_min
+
+    minimums = [parse_min(item) for item in args.min]
+    if args.max_errors is not None and args.max_errors < 0:
+        raise ValueError("--max-errors must be 0 or more")
+    if not minimums and args.max_errors is None:
+        raise ValueError("nothing to check: give --min METRIC=VALUE and/or --max-errors N")
+    data = load_run(args.run, args.out)
+    outcomes = check(data, minimums, args.max_errors)
+    print("\n".join(lines(outcomes)))
+    if args.junit:
+        os.makedirs(os.path.dirname(os.path.abspath(args.junit)), exist_ok=True)
+        with open(args.junit, "w", encoding="utf-8") as fh:
+            fh.write(junit_xml(data.run_id, outcomes))
+        print(f"junit: {args.junit}")
+    failed = sum(not o.ok for o in outcomes)
+    print(f"check: {'FAILED' if failed else 'passed'} ({len(outcomes) - failed}/{len(outcomes)} criteria hold)")
+    return 1 if failed else 0

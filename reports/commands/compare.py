@@ -1,0 +1,57 @@
+"""``harness compare RUN_A RUN_B``: two runs side by side (see :mod:`reports.compare`), as HTML and Markdown.
+
+Only argparse at import time: ``harness --help`` stays instant.
+"""
+from __future__ import annotations
+
+import os
+
+RUN_HELP = "a run directory, a store.sqlite path, or a run id under --out"
+
+
+def add_parser(sub):
+    """Register the command on the ``harness`` subparsers."""
+    p = sub.add_parser("compare", help="compare two runs: paired differences per metric, status changes",
+                       description="Compare two runs of the same cases (two judges, two metric versions, two "
+                                   "systems' answers): per metric the paired difference B - A over shared "
+                                   "cases with a paired bootstrap 95%% interval, cells that changed status, "
+                                   "the biggest movers. Writes compare.html and compare.md.")
+    p.add_argument("run_a", metavar="RUN_A", help=RUN_HELP)
+    p.add_argument("run_b", metavar="RUN_B", help=RUN_HELP)
+    p.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
+    p.add_argument("--report-dir", help="write the pages here (default OUT/compare-<A>-vs-<B>)")
+    return p
+
+
+def run(args) -> int:
+    """Run the command; bad input (no such run, a malformed option) raises BadInput (exit 2)."""
+    from harness.cli import BadInput
+
+    try:
+        return _run(args)
+    except (FileNotFoundError, ValueError) as e:
+        raise BadInput(str(e)) from None
+
+
+def _run(args) -> int:
+    from reports.compare import compare
+    from reports.compare_render import write
+    from reports.data import load_run
+
+    a, b = load_run(args.run_a, args.out), load_run(args.run_b, args.out)
+    cmp = compare(a, b)
+    out = args.report_dir or os.path.join(args.out, f"compare-{a.run_id}-vs-{b.run_id}")
+    html_path, md_path = write(cmp, out)
+    for line in cmp.differences:
+        print(f"differs: {line}")
+    for d in cmp.metrics:
+        if d.diff is None:
+            print(f"{d.metric:36} no case scored in both runs")
+            continue
+        mark = " *" if d.significant else ""
+        print(f"{d.metric:36} {d.mean_a:.3f} -> {d.mean_b:.3f}  B-A {d.diff:+.3f} "
+              f"[{d.low:+.3f}, {d.high:+.3f}]{mark}  ({d.n_pairs} paired)")
+    print(f"status changes: {len(cmp.changes)}")
+    print(f"compare: {html_path}")
+    print(f"markdown: {md_path}")
+    return 0

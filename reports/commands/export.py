@@ -1,0 +1,63 @@
+"""``harness export RUN --format jsonl|parquet|mlflow``: a run's tables for other tools (see :mod:`reports.export`).
+
+Only argparse at import time: ``harness --help`` stays instant.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+RUN_HELP = "a run directory, a store.sqlite path, or a run id under --out"
+
+
+def add_parser(sub):
+    """Register the command on the ``harness`` subparsers."""
+    x = sub.add_parser("export", help="export a run's tables: jsonl, parquet or an MLflow run",
+                       description="Export a run. jsonl/parquet: cells, units and calls tables into --dest. "
+                                   "mlflow: one MLflow run (spec as params, per-metric means as metrics, "
+                                   "cells table and HTML report as artifacts) into --tracking-dir, unless "
+                                   "MLFLOW_TRACKING_URI is set.")
+    x.add_argument("run", metavar="RUN", help=RUN_HELP)
+    x.add_argument("--format", required=True, choices=["jsonl", "parquet", "mlflow"])
+    x.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
+    x.add_argument("--dest", help="jsonl/parquet: output directory (default RUN_DIR/export)")
+    x.add_argument("--tracking-dir",
+                   help="mlflow: local tracking folder when MLFLOW_TRACKING_URI is not set (default OUT/mlruns)")
+    x.add_argument("--experiment", default="groundedness-harness", help="mlflow: experiment name")
+    return x
+
+
+def run(args) -> int:
+    """Run the command; bad input (no such run, a malformed option) raises BadInput (exit 2)."""
+    from harness.cli import BadInput
+
+    try:
+        return _run(args)
+    except (FileNotFoundError, ValueError) as e:
+        raise BadInput(str(e)) from None
+
+
+def _run(args) -> int:
+    from reports import export
+    from reports.data import resolve_store
+
+    store = resolve_store(args.run, args.out)
+    run_dir = os.path.dirname(os.path.abspath(store))
+    try:
+        if args.format == "mlflow":
+            if not os.path.isfile(os.path.join(run_dir, "index.html")):
+                from reports.build import build
+
+                build(run_dir, run_dir)
+            uri, rid = export.to_mlflow(run_dir, store, args.tracking_dir or os.path.join(args.out, "mlruns"),
+                                       args.experiment)
+            print(f"mlflow: run {rid} in experiment {args.experiment!r} at {uri}")
+            return 0
+        dest = args.dest or os.path.join(run_dir, "export")
+        write = export.to_jsonl if args.format == "jsonl" else export.to_parquet
+        for path in write(store, dest):
+            print(f"{args.format}: {path}")
+    except RuntimeError as e:   # a missing optional extra
+        print(f"harness: {e}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,145 @@
+"""``harness check`` (exit codes, JUnit XML), ``harness compare`` (paired differences, status changes,
+movers; HTML and Markdown) and ``harness export`` (jsonl, parquet, and MLflow read back by MLflow)."""
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+import pytest
+
+import harness
+from harness.cli import main
+from tests.conftest import CANONICAL
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Run A: the canonical set; run B: the same cases with cookie-yield's unstated claim answered away
+    (another system's answers), both with inhouse.span and deepeval.faithfulness."""
+    out = tmp_path_factory.mktemp("runs")
+    rows = [json.loads(line) for line in open(CANONICAL, encoding="utf-8")]
+    for r in rows:
+        if r["id"] == "cookie-yield":     # drop the unstated last claim: B's system answered better
+            last = r["annotation"]["claims"].pop()
+            r["answer"] = r["answer"][: last["answer_span"][0]].rstrip()
+        if r["id"] == "empty-answer":
+            rows.remove(r)
+    metrics = ["inhouse.span", "deepeval.faithfulness"]
+    a = harness.evaluate(CANONICAL, metrics=metrics, out_dir=str(out), run_id="a", progress=False)
+    b = harness.evaluate(rows, metrics=metrics, out_dir=str(out), run_id="b", progress=False)
+    return str(out), a, b
+
+
+def test_check_fails_below_threshold_by_exit_code(runs, tmp_path, capsys):
+    out, a, _ = runs
+    junit = tmp_path / "ci" / "harness.xml"
+    rc = main(["check", "a", "--out", out, "--min", "inhouse.span=0.9", "--min", "deepeval.faithfulness=0.5",
+               "--max-errors", "0", "--junit", str(junit)])
+    text = capsys.readouterr().out
+    assert rc == 1
+    assert "FAIL  inhouse.span mean >= 0.9" in text and "PASS  deepeval.faithfulness mean >= 0.5" in text
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite.get("tests") == "3" and suite.get("failures") == "1"
+    failed = [tc.get("name") for tc in suite.iter("testcase") if tc.find("failure") is not None]
+    assert failed == ["inhouse.span mean >= 0.9"]
+    mean = a.cells[a.cells.metric == "inhouse.span"].query("status == 'scored'")["score"].mean()
+    assert main(["check", a.run_dir, "--min", f"inhouse.span={mean:.6f}"]) == 1 - (round(mean, 6) <= mean)
+    assert main(["check", a.run_dir, "--min", "inhouse.span=0.5", "--max-errors", "0"]) == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--min", "inhouse.span"], "expected METRIC=VALUE"),
+    (["--min", "ragas.faithfulness=0.5"], "the run has no metric 'ragas.faithfulness'"),
+    (["--min", "inhouse.span=high"], "is not a number"),
+    ([], "nothing to check"),
+])
+def test_check_bad_input_exits_2(runs, capsys, argv, message):
+    out, a, _ = runs
+    assert main(["check", a.run_dir] + argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_compare_two_runs(runs, tmp_path, capsys):
+    out, a, b = runs
+    assert main(["compare", "a", "b", "--out", out, "--report-dir", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "differs: cases: 1 shared case(s) differ in content (1 with another answer): cookie-yield" in text
+    md = (tmp_path / "compare.md").read_text()
+    page = (tmp_path / "compare.html").read_text()
+    assert "cookie-yield: 0.75 \u2192 1.00" in md and "cookie-yield: 0.75 \u2192 1.00" in page
+    assert "only in A: 1" in md   # empty-answer
+    from reports.compare import compare
+    from reports.data import load_run
+
+    cmp = compare(load_run(a.run_dir), load_run(b.run_dir))
+    span = next(d for d in cmp.metrics if d.metric == "inhouse.span")
+    assert span.n_pairs == 20 and span.diff == pytest.approx(0.25 / 20)   # empty-answer is unscored in A
+    assert span.low <= span.diff <= span.high and span.movers == [("cookie-yield", 0.75, 1.0)]
+    deepeval = next(d for d in cmp.metrics if d.metric == "deepeval.faithfulness")
+    assert deepeval.diff == 0 and deepeval.movers == [] and not deepeval.significant
+
+
+def test_compare_names_a_judge_change_and_status_changes(tmp_path, canonical):
+    from harness.store import RunStore
+    from reports.compare import compare
+    from reports.compare_render import markdown
+    from reports.data import load_run
+    from reports.testing import synthetic_run
+
+    synthetic_run(str(tmp_path / "x"), canonical, run_id="x")
+    synthetic_run(str(tmp_path / "y"), canonical, run_id="y")
+    s = RunStore.open(str(tmp_path / "y"))
+    s.write_spec({**s.spec(), "judge": {"kind": "http", "model": "m-2026", "url": "http://h/v1",
+                                        "description": "m-2026 at http://h/v1"}})
+    s.db.execute("UPDATE cells SET status='error', score=NULL WHERE case_id='cookie-yield' AND metric='inhouse.span'")
+    s.close()
+    cmp = compare(load_run(str(tmp_path / "x")), load_run(str(tmp_path / "y")))
+    assert cmp.differences[0].startswith("judge: ") and "m-2026 at http://h/v1" in cmp.differences[0]
+    assert [(c.case_id, c.metric, c.label_a, c.label_b) for c in cmp.changes] == [
+        ("cookie-yield", "inhouse.span", "0.75", "ERROR")]
+    assert "| cookie-yield | inhouse.span | 0.75 | ERROR |" in markdown(cmp).replace("\\.", ".")
+
+
+def test_export_jsonl_and_parquet(runs, tmp_path):
+    out, a, _ = runs
+    assert main(["export", "a", "--out", out, "--format", "jsonl", "--dest", str(tmp_path / "j")]) == 0
+    cells = pd.read_json(tmp_path / "j" / "cells.jsonl", lines=True)
+    assert len(cells) == len(a.cells) and set(cells.columns) >= {"case_id", "metric", "score", "status"}
+    assert main(["export", "a", "--out", out, "--format", "parquet", "--dest", str(tmp_path / "p")]) == 0
+    back = pd.read_parquet(tmp_path / "p" / "cells.parquet")
+    pd.testing.assert_frame_equal(back, a.cells)
+    assert len(pd.read_parquet(tmp_path / "p" / "units.parquet")) == len(a.units)
+
+
+def test_export_mlflow_read_back_by_mlflow(runs, tmp_path, monkeypatch, capsys):
+    out, a, _ = runs
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    track = tmp_path / "mlruns"
+    assert main(["export", "a", "--out", out, "--format", "mlflow", "--tracking-dir", str(track)]) == 0
+    rid = capsys.readouterr().out.split("mlflow: run ")[1].split()[0]
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=track.as_uri())
+    run = client.get_run(rid)
+    assert run.info.status == "FINISHED" and run.info.run_name == "a"
+    assert run.data.params["judge.kind"] == "reference" and run.data.params["run_id"] == "a"
+    assert run.data.params["metric.inhouse.span.version"] == a.cells.metric_version.iloc[0]
+    scored = a.cells[(a.cells.metric == "inhouse.span") & (a.cells.status == "scored")]["score"]
+    assert run.data.metrics["inhouse.span.mean"] == pytest.approx(scored.mean())
+    assert run.data.metrics["inhouse.span.scored"] == len(scored)
+    arts = {f.path for f in client.list_artifacts(rid)} | {f.path for f in client.list_artifacts(rid, "report")}
+    assert {"cells.csv", "report/index.html"} <= arts
+    local = client.download_artifacts(rid, "cells.csv", str(tmp_path))
+    assert len(pd.read_csv(local)) == len(a.cells)
+
+
+def test_export_mlflow_honours_the_users_tracking_uri(runs, tmp_path, monkeypatch, capsys):
+    out, a, _ = runs
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", (tmp_path / "theirs").as_uri())
+    assert main(["export", "a", "--out", out, "--format", "mlflow", "--tracking-dir", str(tmp_path / "ours")]) == 0
+    assert (tmp_path / "theirs").is_dir() and not (tmp_path / "ours").exists()
