@@ -144,17 +144,23 @@ def case_set(cases):
         return cases
     if isinstance(cases, (str, os.PathLike)):
         return load_cases(resolve_cases(os.fspath(cases)))
+    from harness.importers.rows import RowProblem
+
     rows = rows_of(cases)
     if not rows:
         raise ValueError("no cases given")
     names = dialect(rows[0].keys())
-    objs = [to_case_object(r, i, names) for i, r in enumerate(rows)]
-    parsed, seen = [], set()
-    for i, obj in enumerate(objs):
-        parsed.append(parse_case(obj, f"case {i + 1} ({obj['id']})"))
+    objs, parsed, seen = [], [], set()
+    for i, row in enumerate(rows, start=1):
+        try:
+            obj = to_case_object(row, i, names)
+        except RowProblem as p:
+            raise ValueError(f"case {i}, field {p.fld}: {p.msg}") from None
+        parsed.append(parse_case(obj, f"case {i} ({obj['id']})"))
         if obj["id"] in seen:
-            raise ValueError(f"case {i + 1}, field id: duplicate id {obj['id']!r}")
+            raise ValueError(f"case {i}, field id: duplicate id {obj['id']!r}")
         seen.add(obj["id"])
+        objs.append(obj)
     digest = hashlib.sha256("\n".join(json.dumps(o, sort_keys=True, ensure_ascii=False, default=str)
                                       for o in objs).encode()).hexdigest()
     return CaseSet(f"<{type(cases).__name__} of {len(objs)} {names} rows>", tuple(parsed), digest)

@@ -1,26 +1,26 @@
-"""Case rows under other tools' column names, mapped onto the case format.
+"""Case rows under other tools' column names, for :func:`harness.evaluate` on a DataFrame or a list of dicts.
 
-Ragas' evaluation datasets name the fields ``user_input``, ``retrieved_contexts``, ``response`` and
-``reference``; DeepEval's test cases ``input``, ``actual_output``, ``retrieval_context`` and
-``expected_output``. :func:`to_case_object` turns one such row (a dict, or a DataFrame row as a
-dict) into a case object of the harness's own format (``datasets/README.md``), which
-:func:`harness.cases.parse_case` then validates. Pure functions, no vendor import: the importers
-(``harness import ragas|deepeval``) and :func:`harness.evaluate` share them.
+A row in Ragas' naming (``user_input``, ``retrieved_contexts``, ``response``, ``reference``) or
+DeepEval's (``input``, ``actual_output``, ``retrieval_context``, ``expected_output``) is converted by
+that format's importer (:mod:`harness.importers.ragas`, :mod:`harness.importers.deepeval`: the same
+code as ``harness import``); a row in the harness's own naming is taken as it is. Fields of the
+harness's format that the row also carries (``annotation``, ``tags``) are kept, so annotated rows can
+run with the reference judge.
 """
 from __future__ import annotations
 
 import math
 from typing import Any
 
-RAGAS = {"user_input": "question", "retrieved_contexts": "contexts", "response": "answer",
-         "reference": "reference_answer"}
-"""Ragas column -> case field."""
-DEEPEVAL = {"input": "question", "actual_output": "answer", "retrieval_context": "contexts",
-            "expected_output": "reference_answer"}
-"""DeepEval column -> case field."""
-DIALECTS = {"ragas": RAGAS, "deepeval": DEEPEVAL}
-PASSTHROUGH = ("id", "question", "contexts", "answer", "reference_answer", "annotation", "tags")
-"""Fields of the harness's own format, kept as they are."""
+COLUMNS = {
+    "ragas": ("user_input", "retrieved_contexts", "response", "reference"),
+    "deepeval": ("input", "actual_output", "retrieval_context", "expected_output"),
+}
+"""Each importer's column names."""
+FIELDS = ("id", "question", "contexts", "answer", "reference_answer", "annotation", "tags")
+"""Fields of the harness's own case format."""
+KEPT = ("annotation", "tags")
+"""Harness fields an imported row keeps."""
 
 
 def dialect(columns) -> str:
@@ -34,58 +34,45 @@ def dialect(columns) -> str:
     'harness'
     """
     cols = set(columns)
-    scores = {name: len(cols & set(m)) for name, m in DIALECTS.items()}
-    best = max(scores, key=scores.get)
-    if scores[best] == 0 or {"question", "answer"} <= cols:
+    if {"question", "answer"} <= cols:
         return "harness"
-    return best
+    scores = {name: len(cols & set(names)) for name, names in COLUMNS.items()}
+    best = max(scores, key=scores.get)
+    return best if scores[best] else "harness"
 
 
-def _missing(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
+def _plain(v: Any) -> Any:
+    """A DataFrame cell as plain Python: numpy arrays to lists, NaN to None."""
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
 
 
-def contexts_of(value: Any) -> list:
-    """Contexts as the case format takes them: strings become ``{id: "1", text}``, ``{id: "2", ...}``.
+def to_case_object(row: dict, position: int, names: str | None = None) -> dict:
+    """One row (1-based ``position``) as a case object of the harness's format.
 
-    >>> contexts_of(["a", "b"])
-    [{'id': '1', 'text': 'a'}, {'id': '2', 'text': 'b'}]
-    >>> contexts_of([{"id": "x", "text": "a"}])
-    [{'id': 'x', 'text': 'a'}]
-    >>> contexts_of("just one passage")
-    [{'id': '1', 'text': 'just one passage'}]
+    Raises:
+        harness.importers.rows.RowProblem: a field the importer cannot read (its name and why).
+
+    >>> to_case_object({"user_input": "Q?", "retrieved_contexts": ["C."], "response": "A."}, 1)["contexts"]
+    [{'id': '1', 'text': 'C.'}]
+    >>> to_case_object({"input": "Q?", "actual_output": "A.", "retrieval_context": ["C."], "id": "x",
+    ...                 "tags": ["t"]}, 4)["tags"]
+    ['t']
     """
-    if _missing(value):
-        return []
-    if isinstance(value, str):
-        value = [value]
-    if hasattr(value, "tolist"):   # a numpy array from a DataFrame cell
-        value = value.tolist()
-    out = []
-    for i, c in enumerate(list(value), start=1):
-        out.append({"id": str(i), "text": c} if isinstance(c, str) else c)
-    return out
+    from harness import importers
 
-
-def to_case_object(row: dict, index: int, names: str | None = None) -> dict:
-    """One row as a case object of the harness's format (``id`` defaults to ``case-<index+1>``).
-
-    >>> to_case_object({"user_input": "Q?", "retrieved_contexts": ["C."], "response": "A."}, 0)
-    {'id': 'case-1', 'question': 'Q?', 'contexts': [{'id': '1', 'text': 'C.'}], 'answer': 'A.'}
-    >>> to_case_object({"input": "Q?", "actual_output": "A.", "retrieval_context": ["C."],
-    ...                 "expected_output": "R.", "id": "x"}, 3)["reference_answer"]
-    'R.'
-    """
-    mapping = DIALECTS.get(names or dialect(row), {})
-    obj: dict = {}
-    for key, value in row.items():
-        field = mapping.get(key, key)
-        if field not in PASSTHROUGH or _missing(value) or field in obj:
-            continue
-        obj[field] = value.tolist() if hasattr(value, "tolist") else value
-    obj["contexts"] = contexts_of(obj.get("contexts"))
-    obj["id"] = str(obj.get("id", f"case-{index + 1}"))
-    return {k: obj[k] for k in PASSTHROUGH if k in obj}
+    row = {k: _plain(v) for k, v in row.items()}
+    names = names or dialect(row)
+    if names == "harness":
+        obj = {k: row[k] for k in FIELDS if row.get(k) is not None}
+        obj.setdefault("id", f"case-{position}")
+        return obj
+    obj = {k: v for k, v in importers.module(names).to_case(row, position).items() if v is not None}
+    obj.update({k: row[k] for k in KEPT if row.get(k) is not None})
+    return obj
 
 
 def rows_of(data) -> list[dict]:

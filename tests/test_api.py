@@ -74,7 +74,7 @@ def test_list_of_dicts_with_deepeval_columns(tmp_path):
 def test_column_mapping():
     assert dialect(["user_input", "response", "retrieved_contexts", "reference"]) == "ragas"
     obj = to_case_object({"input": "q", "actual_output": "a", "retrieval_context": ["x", "y"],
-                          "expected_output": "r"}, 4)
+                          "expected_output": "r"}, 5)
     assert obj == {"id": "case-5", "question": "q", "contexts": [{"id": "1", "text": "x"}, {"id": "2", "text": "y"}],
                    "answer": "a", "reference_answer": "r"}
 
@@ -95,3 +95,27 @@ def test_default_cases_from_any_directory(tmp_path, monkeypatch):
     res = harness.evaluate("datasets/canonical.jsonl", metrics=["inhouse.span"], progress=False, report=False)
     assert len(res.cells) == 23 and res.run_dir.startswith("reports/out")
     assert os.path.isfile(tmp_path / res.store_path)
+
+
+def test_unannotated_dataframe_with_a_served_judge(tmp_path):
+    """Ragas-named rows without annotations: refused by the reference judge, scored by a judge at a URL
+    (here the reference judge served over HTTP, which answers by case id from the canonical file)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    rows = _canonical_rows(2)
+    frame = _ragas_frame(rows).drop(columns=["annotation"])
+    with pytest.raises(ValueError, match="the reference judge answers from annotations"):
+        harness.evaluate(frame, metrics=["inhouse.span"], out_dir=str(tmp_path))
+    server = subprocess.Popen([sys.executable, "-m", "harness", "judge", "serve", "--port", "0"], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        url = json.loads(server.stdout.readline())["url"]
+        res = harness.evaluate(frame, metrics=["inhouse.span"], judge={"url": url, "model": "reference-judge"},
+                               out_dir=str(tmp_path), run_id="served", progress=False, cache_mode="live")
+    finally:
+        server.terminate()
+        server.wait(30)
+    assert res.cells.set_index("case_id").loc["cookie-yield", "score"] == 0.75
