@@ -28,7 +28,6 @@ class Report:
     costs: list
     evidence: list
     totals: tuple[int, int, int]
-    heatmap_png: bytes = field(repr=False)
     cost_png: bytes = field(repr=False)
 
     @property
@@ -89,8 +88,7 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
     shorts = {m: data.info[m].short_name for m in data.metrics}
     costs = cost.per_metric(data)
     return Report(data, threshold, cells, divergence.find(data, threshold), stats.summarise(data), costs,
-                  evidence.shares(data), cost.totals(data),
-                  plots.heatmap(cells, data.case_ids, data.metrics, shorts), plots.cost_chart(costs, shorts))
+                  evidence.shares(data), cost.totals(data), plots.cost_chart(costs, shorts))
 
 
 def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRESHOLD,
@@ -106,11 +104,10 @@ def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRES
     html_path, md_path = os.path.join(out, "index.html"), os.path.join(out, "report.md")
     with open(html_path, "w", encoding="utf-8") as fh:
         fh.write(html.render(rep))
-    for name, png in (("heatmap.png", rep.heatmap_png), ("cost.png", rep.cost_png)):
-        with open(os.path.join(out, name), "wb") as fh:
-            fh.write(png)
+    with open(os.path.join(out, "cost.png"), "wb") as fh:   # the Markdown links it relatively
+        fh.write(rep.cost_png)
     with open(md_path, "w", encoding="utf-8") as fh:
-        fh.write(markdown.render(rep, images={"heatmap": "heatmap.png", "cost": "cost.png"}))
+        fh.write(markdown.render(rep, images={"cost": "cost.png"}))
     return Built(html_path, md_path, rep)
 
 

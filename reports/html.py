@@ -62,8 +62,10 @@ def render(rep) -> str:
     from reports import html_divergence
 
     d = rep.data
-    parts = [header(rep), glance(rep), matrix(rep), html_divergence.section(rep), metrics(rep), cost(rep),
-             evidence(rep)]
+    from reports import decision_render
+
+    parts = [header(rep), decision_render.html(rep), glance(rep), matrix(rep), html_divergence.section(rep),
+             metrics(rep), cost(rep), evidence(rep)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>Groundedness report: {e(d.run_id)}</title><style>{CSS}</style></head>"
@@ -98,15 +100,10 @@ def header(rep) -> str:
 
 
 def glance(rep) -> str:
-    if not rep.divergences:
-        body = f"<p>No case has scored metrics {rep.threshold:.2f} or more apart.</p>"
-    else:
-        items = "".join(
-            f'<li><a href="#case-{i}">{e(dv.case_id)}</a>: {e(rep.shorts[dv.low[0]])} {dv.low[1]:.2f} vs '
-            f'{e(rep.shorts[dv.high[0]])} {dv.high[1]:.2f} &mdash; <span class="reason">{e(dv.reason)}</span></li>'
-            for i, dv in enumerate(rep.divergences[:3]))
-        body = f"<p>The largest divergences:</p><ol class=\"glance\">{items}</ol>"
-    return f'<section id="glance"><h2>{e(S.TITLES["glance"])}</h2>{body}</section>'
+    from reports.decision_render import glance_html
+    from reports.html_divergence import anchors
+
+    return glance_html(rep, anchors(rep))
 
 
 def matrix(rep) -> str:
@@ -120,7 +117,6 @@ def matrix(rep) -> str:
                    for cid in d.case_ids)
     return (f'<section id="matrix"><h2>{e(S.TITLES["matrix"])}</h2><p>{e(S.INTRO["matrix"])}</p>'
             f'<ul class="legend small">{leg}</ul>'
-            f'<img alt="heatmap of scores, cases by metrics" src="{data_uri(rep.heatmap_png)}">'
             f'<table class="matrix"><thead><tr><th>case</th>{head}</tr></thead><tbody>{rows}</tbody></table>'
             "</section>")
 

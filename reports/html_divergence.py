@@ -10,15 +10,20 @@ def section(rep) -> str:
     if not rep.divergences:
         return (f'<section id="divergences"><h2>{e(S.TITLES["divergences"])}</h2><p>{e(intro)}</p>'
                 "<p>None at this threshold.</p></section>")
-    rows = "".join(
-        f'<tr><td><a href="#case-{i}">{e(dv.case_id)}</a></td><td class="num">{dv.spread:.2f}</td>'
-        f"<td>{e(rep.shorts[dv.low[0]])} {dv.low[1]:.2f}</td><td>{e(rep.shorts[dv.high[0]])} {dv.high[1]:.2f}</td>"
-        f'<td class="reason">{e(dv.reason)}</td></tr>' for i, dv in enumerate(rep.divergences))
-    table = ("<table><thead><tr><th>case</th><th>spread</th><th>lowest</th><th>highest</th><th>why</th></tr></thead>"
-             f"<tbody>{rows}</tbody></table>")
-    cases = "".join(one_case(rep, i, dv) for i, dv in enumerate(rep.divergences))
+    from reports.decision import groups
+
+    at = anchors(rep)
+    body = "".join(f'<h3 class="reason">{e(g.reason)} <span class="muted small">({g.count} case'
+                   f'{"s" if g.count != 1 else ""})</span></h3>'
+                   + "".join(one_case(rep, at[dv.case_id], dv) for dv in g.divergences)
+                   for g in groups(rep.divergences))
     return (f'<section id="divergences"><h2>{e(S.TITLES["divergences"])}</h2><p>{e(intro)}</p>'
-            f"{table}{cases}</section>")
+            f"{body}</section>")
+
+
+def anchors(rep) -> dict[str, int]:
+    """case id -> the number of its detail anchor (``#case-N``)."""
+    return {dv.case_id: i for i, dv in enumerate(rep.divergences)}
 
 
 def one_case(rep, i: int, dv) -> str:
@@ -32,8 +37,8 @@ def one_case(rep, i: int, dv) -> str:
                  f"<details><summary>Contexts ({len(case.contexts)})</summary>{ctx or '<p>none</p>'}</details>")
     else:
         texts = "<p class=\"muted\">The case text is not available (see the note at the top).</p>"
-    return (f'<h3 id="case-{i}">{e(dv.case_id)} <span class="muted small">spread {dv.spread:.2f}</span></h3>'
-            f'<p class="reason">{e(dv.reason)}</p><p class="small">Scores: {scores}</p>{texts}'
+    return (f'<h4 id="case-{i}">{e(dv.case_id)} <span class="muted small">spread {dv.spread:.2f}</span></h4>'
+            f'<p class="small">Scores: {scores}</p>{texts}'
             f"{alignment_table(rep, dv)}")
 
 

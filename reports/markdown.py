@@ -36,10 +36,9 @@ def render(rep, images: dict[str, str] | None = None) -> str:
            "Vendor versions: " + ", ".join(f"{m(p)} {m(v)}" for p, v in main), ""]
     if d.case_note:
         out += [f"_{m(d.case_note)}_", ""]
-    out += [f"## {S.TITLES['glance']}", ""]
-    out += [f"{i + 1}. **{m(dv.case_id)}**: {m(rep.shorts[dv.low[0]])} {dv.low[1]:.2f} vs "
-            f"{m(rep.shorts[dv.high[0]])} {dv.high[1]:.2f}: {m(dv.reason)}" for i, dv in enumerate(rep.divergences[:3])]
-    out += ["" if rep.divergences else f"No case has scored metrics {rep.threshold:.2f} or more apart.", ""]
+    from reports import decision_render
+
+    out += decision_render.markdown(rep) + decision_render.glance_markdown(rep)
     out += _matrix(rep, im) + _divergences(rep) + _metrics(rep) + _cost(rep, im) + _evidence(rep)
     out += ["_Built from the run store by `harness report`; nothing was re-scored._", ""]
     return "\n".join(out)
@@ -52,8 +51,6 @@ def _matrix(rep, im) -> list[str]:
     rows = [[m(cid)] + [_cell(rep.cells[(cid, x)]) for x in d.metrics] for cid in d.case_ids]
     out = [f"## {S.TITLES['matrix']}", "", S.INTRO["matrix"], ""]
     out += ["Legend: " + "; ".join(f"`{lab}` {mean}" for lab, mean, _ in legend()), ""]
-    if im.get("heatmap"):
-        out += [f"![heatmap of scores]({im['heatmap']})", ""]
     return out + [table(["case"] + [m(rep.shorts[x]) for x in d.metrics], rows), ""]
 
 
@@ -65,12 +62,20 @@ def _divergences(rep) -> list[str]:
     out = [f"## {S.TITLES['divergences']}", "", S.INTRO["divergences"].format(threshold=rep.threshold), ""]
     if not rep.divergences:
         return out + ["None at this threshold.", ""]
-    out += [table(["case", "spread", "lowest", "highest", "why"],
-                  [[m(dv.case_id), f"{dv.spread:.2f}", f"{m(rep.shorts[dv.low[0]])} {dv.low[1]:.2f}",
-                    f"{m(rep.shorts[dv.high[0]])} {dv.high[1]:.2f}", m(dv.reason)] for dv in rep.divergences]), ""]
-    for dv in rep.divergences:
+    from reports.decision import groups
+
+    for g in groups(rep.divergences):
+        out += [f"### {m(g.reason)} ({g.count} case{'s' if g.count != 1 else ''})", ""]
+        out += _cases(rep, g.divergences)
+    return out
+
+
+def _cases(rep, divergences) -> list[str]:
+    out = []
+    for dv in divergences:
         case = rep.data.cases.get(dv.case_id)
-        out += [f"### {m(dv.case_id)} (spread {dv.spread:.2f})", "", f"**Why:** {m(dv.reason)}", ""]
+        out += [f"#### {m(dv.case_id)} (spread {dv.spread:.2f}: {m(rep.shorts[dv.low[0]])} {dv.low[1]:.2f}, "
+                f"{m(rep.shorts[dv.high[0]])} {dv.high[1]:.2f})", ""]
         if case is not None:
             out += [f"**Question:** {m(case.question)}", "", f"**Answer:** {m(case.answer) or '_(empty)_'}", ""]
         shown = [x for x in rep.data.metrics if any(r.marks.get(x) for r in dv.rows)]

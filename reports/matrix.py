@@ -16,15 +16,6 @@ MARKS = {
 }
 """status -> (label, meaning) for every cell that is not a score."""
 
-STYLE = {
-    "unscored": ("#d9d9d9", "//"),
-    "vendor_nan": ("#f2c6f0", "xx"),
-    "error": ("#ff6b6b", "\\\\"),
-    "not_applicable": ("#ffffff", ".."),
-    "missing": ("#ffffff", ""),
-}
-"""status -> (fill colour, matplotlib hatch) for the heatmap."""
-
 
 @dataclass(frozen=True)
 class Cell:

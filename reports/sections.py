@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 TITLES = {
+    "decision": "Which metric for which need",
     "glance": "At a glance",
     "matrix": "Score matrix",
     "divergences": "Where they diverge",

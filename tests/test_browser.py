@@ -47,14 +47,14 @@ def url(path: str) -> str:
 def test_canonical_report_renders(chromium):
     run_dir, _ = canonical_run()
     dom = chromium("--dump-dom", url(os.path.join(run_dir, "index.html")))
-    for heading in ("At a glance", "Score matrix", "Where they diverge", "Per metric", "Cost per metric",
+    for heading in ("Which metric for which need", "At a glance", "Score matrix", "Where they diverge", "Per metric", "Cost per metric",
                     "Evidence check"):
         assert f">{heading}</h2>" in dom, heading
     assert "judge: reference (annotation-driven)" in dom
     assert "<th>cookie-yield</th>" in dom
     assert ">0.75</td>" in dom and ">1.00</td>" in dom
     assert '<td class="s-unscored"' in dom and '<td class="s-vendor_nan"' in dom and '<td class="s-not_applicable"' in dom
-    assert dom.count('src="data:image/png;base64,') == 2
+    assert dom.count('src="data:image/png;base64,') == 1
     assert 'id="case-0"' in dom  # the first divergence has its alignment section
 
 

@@ -58,4 +58,4 @@ def test_choose_a_metric_runs():
     run_dir, _ = canonical_run()  # the same command the notebook would run; shared to save time
     nb = execute("choose_a_metric.ipynb", {"HARNESS_RUN": run_dir})
     text = text_of(nb)
-    assert "citations promised per claim" in text and "trulens.ans" in text
+    assert "a citation promised per claim" in text and "trulens.ans" in text

@@ -115,7 +115,7 @@ def test_html_is_self_contained_and_escaped(synthetic):
     assert "&lt;script&gt;document.title=&#x27;ID&#x27;&lt;/script&gt;" in html  # the case id
     assert "&lt;script&gt;document.title=&#x27;PWNED-Q&#x27;&lt;/script&gt;" in html  # the question
     assert "onerror=" not in html.replace("onerror=&quot;", "")
-    assert html.count("data:image/png;base64,") == 2
+    assert html.count("data:image/png;base64,") == 1   # the cost chart; the score matrix is the table alone
     for title in ("Score matrix", "Where they diverge", "Per metric", "Cost per metric", "Evidence check"):
         assert f">{title}</h2>" in html
     assert "judge: reference (annotation-driven)" in html
@@ -126,8 +126,8 @@ def test_markdown_is_escaped(synthetic):
     assert "<script" not in md.lower()
     assert SCRIPT_Q not in md and SCRIPT_A not in md
     assert "&lt;script&gt;" in md
-    assert "![heatmap of scores](heatmap.png)" in md
-    assert os.path.isfile(os.path.join(os.path.dirname(synthetic.md_path), "heatmap.png"))
+    assert "](cost.png)" in md and "heatmap" not in md
+    assert os.path.isfile(os.path.join(os.path.dirname(synthetic.md_path), "cost.png"))
     # every row of every table has as many unescaped cell separators as its header
     widths = []
     for line in md.splitlines() + [""]:

@@ -1,0 +1,73 @@
+"""The report leads with the decision: "which metric for which need" first, divergences grouped by reason
+with counts (each reason once in the summary), one score matrix, Markdown plots as files linked relatively."""
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from reports.testing import canonical_run
+
+
+@pytest.fixture(scope="module")
+def canonical():
+    from reports.build import build
+
+    run_dir, _ = canonical_run()
+    return build(run_dir, run_dir)
+
+
+def test_decision_table_from_the_card_facts(canonical):
+    from reports.decision import needs
+
+    by = {n.need: n.recommended for n in needs(canonical.report)}
+    assert list(by) == ["a citation promised per claim", "cheap monitoring of production traffic",
+                        "answers that may abstain", "non-English answers"]
+    assert by["a citation promised per claim"] == ["inhouse.span", "trulens.citation"]
+    assert by["answers that may abstain"] == ["trulens.groundedness_answerability"]
+    assert "deepeval.faithfulness" not in by["cheap monitoring of production traffic"] + by["non-English answers"]
+    assert by["cheap monitoring of production traffic"] and by["non-English answers"]
+
+
+def test_html_and_markdown_lead_with_the_decision(canonical):
+    html = open(canonical.html_path, encoding="utf-8").read()
+    md = open(canonical.md_path, encoding="utf-8").read()
+    h2 = re.findall(r"<h2>([^<]+)</h2>", html)
+    assert h2[:3] == ["Which metric for which need", "At a glance", "Score matrix"]
+    assert [ln[3:] for ln in md.splitlines() if ln.startswith("## ")][:3] == h2[:3]
+    assert "| a citation promised per claim | **inhouse.span, trulens.cite** |" in md
+
+
+def test_divergences_grouped_by_reason_with_counts(canonical):
+    from reports.decision import groups
+
+    rep = canonical.report
+    gs = groups(rep.divergences)
+    assert sum(g.count for g in gs) == len(rep.divergences)
+    assert len({g.reason for g in gs}) == len(gs) and gs[0].count == max(g.count for g in gs) > 1
+    md = open(canonical.md_path, encoding="utf-8").read()
+    from reports.markdown import m
+
+    assert "**Why:**" not in md   # the reason is the group's, not repeated per case
+    for g in gs:   # once in the summary table with its count, once as the group's heading
+        assert md.count(f"| {g.count} | {m(g.reason)} |") == 1, g.reason
+        assert md.count(f"### {m(g.reason)} ({g.count} case") == 1, g.reason
+
+
+def test_one_score_matrix_and_relative_plot_files(canonical):
+    html = open(canonical.html_path, encoding="utf-8").read()
+    md = open(canonical.md_path, encoding="utf-8").read()
+    assert html.count('<table class="matrix">') == 1 and "heatmap" not in html and "heatmap" not in md
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    assert links == ["cost.png"]
+    for link in links:
+        assert not os.path.isabs(link) and os.path.isfile(os.path.join(os.path.dirname(canonical.md_path), link))
+
+
+def test_agreement_shown_when_known(canonical, monkeypatch):
+    from reports import decision, decision_render
+
+    monkeypatch.setattr(decision, "agreement", lambda rep: {"inhouse.span": 0.91, "trulens.citation": 0.6})
+    md = "\n".join(decision_render.markdown(canonical.report))
+    assert "agreement with labels" in md and "inhouse.span 0.91, trulens.cite 0.60" in md
