@@ -24,14 +24,15 @@ as it would from a real judge whose faults are transient (identical concurrent r
 interchangeable, so their arrival order does not matter). The attempt number comes from
 :data:`harness.upstream.ATTEMPT`, set by the gateway's retry loop.
 
-Which faults the harness absorbs: HTTP faults and timeouts are retried by the gateway
-(:func:`harness.upstream.call_with_retries`). Content faults are caught by
-:func:`harness.replies.content_problem` and retried where the request says what it wants: under
-``json_schema`` (in-house, DeepEval, TruLens's scored calls) every kind is caught; under ``json_object``
-(Ragas: the schema is only in the prompt) a reply that is not JSON is caught, a wrong shape reaches
-instructor, which re-asks; a text-mode request (TruLens's trivial-statement filter, the only one any
-metric sends) is not checked at all, and TruLens keeps every sentence (the adapter flags it). Either way
-the cell ends scored, unscored (by the vendor) or errored with a reason: never lost, never silently 0.
+Which faults the harness absorbs: HTTP faults and timeouts are transport faults, retried by the
+gateway (:func:`harness.upstream.call_with_retries`). Content faults are not: the gateway hands the
+reply on as it came and only records whether it fit the requested format
+(:func:`harness.replies.reply_fit`, ``calls.reply_fit``), so each vendor's own handling runs, as in
+stock use: Ragas's instructor re-asks, DeepEval's validation fails the cell with a reason, TruLens
+reformats or parses what it can (a sentence it cannot score is left out of its mean, flagged), its
+trivial filter keeps every sentence on a reply it cannot parse (flagged), and the in-house scorer
+declines to score an unreadable reply. Either way the cell ends scored, unscored (by the vendor) or
+errored with a reason: never lost, never silently 0.
 A resumed run with the same ``--faults`` and seed meets the same faults again; resume without them to
 recompute errored cells cleanly.
 

@@ -2,7 +2,9 @@
 
 Each cell gets its own base URL, ``http://127.0.0.1:PORT/cell/<run>/<case>/<metric>/v1``, so every
 call is attributed to its case and metric. The gateway forwards to the upstream judge (reference or
-HTTP) through the cache and the harness's retry policy, and keeps a ledger per cell. One plain async
+HTTP) through the cache and the harness's retry policy (transport faults only: a judge's reply is
+handed on as it came, its fit to the requested format recorded as an observation), and keeps a
+ledger per cell. One plain async
 function answers every request, :meth:`Gateway.handle`, reached two ways:
 
 - in-process (a run): :meth:`Gateway.attach` binds the gateway to the runner's event loop and the
@@ -24,11 +26,13 @@ import json
 import threading
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
+from harness.accounting import add_call, usage_of
 from harness.cache import MODES, JudgeCache, is_sampled, request_key
 from harness.model import Ledger
+from harness.replies import reply_fit
 from harness.upstream import Cell, RetryPolicy, UpstreamError, call_with_retries
 
 
@@ -52,6 +56,11 @@ class CallRecord:
     key: str
     step: str
     error: str | None = None
+    usage: bool = True
+    """The reply carried a readable ``usage`` (False: its tokens are unknown)."""
+    reply_fit: str | None = None
+    """Did the reply fit the requested ``response_format``: ``fits``, ``not asked`` or the misfit (an
+    observation; the reply is handed on as it came); None when there was no reply."""
 
 
 @dataclass
@@ -228,13 +237,7 @@ class Gateway:
             return
         with self._lock:
             book = self._books[cell]
-            lg = book.ledger
-            book.ledger = replace(
-                lg, calls=lg.calls + 1, prompt_tokens=lg.prompt_tokens + rec.prompt_tokens,
-                completion_tokens=lg.completion_tokens + rec.completion_tokens,
-                latency_ms=lg.latency_ms + rec.latency_ms, cache_hits=lg.cache_hits + int(rec.cached),
-                errors=lg.errors + int(not rec.ok), retries=lg.retries + max(0, rec.attempts - 1),
-                last_error=rec.error if rec.error else lg.last_error)
+            book.ledger = add_call(book.ledger, rec)
             book.calls.append(rec)
 
     def _repeat_index(self, cell: Cell, key: str) -> int:
@@ -321,12 +324,12 @@ class Gateway:
                     self.cache.put(key, body, resp)
             else:
                 error, status = str(res.error), res.error.status
-        usage = (resp or {}).get("usage") or {}
+        pt, ct, has_usage = usage_of(resp)
         self._record(cell, CallRecord(
             cell=cell, seq=0, started=started, latency_ms=(time.perf_counter() - t0) * 1000.0,
             ok=error is None, cached=cached, attempts=max(attempts, 1 if not cached else 0),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0), key=key, step=step, error=error))
+            prompt_tokens=pt, completion_tokens=ct, key=key, step=step, error=error,
+            usage=has_usage, reply_fit=reply_fit(body, resp) if error is None else None))
         if error is not None:
             return _error(status, error)
         return 200, resp

@@ -238,9 +238,9 @@ class Ledger:
     calls: int = 0
     """Requests the cell sent (cache hits included)."""
     prompt_tokens: int = 0
-    """Prompt tokens reported by the judge (cache hits included)."""
+    """Prompt tokens of every reply the cell got (billed + cached)."""
     completion_tokens: int = 0
-    """Completion tokens reported by the judge (cache hits included)."""
+    """Completion tokens of every reply the cell got (billed + cached)."""
     latency_ms: float = 0.0
     """Summed wall time of the cell's requests at the gateway."""
     cache_hits: int = 0
@@ -251,3 +251,15 @@ class Ledger:
     """Upstream attempts beyond the first, summed over requests."""
     last_error: str | None = None
     """The last error the gateway returned to this cell, if any."""
+    billed_prompt_tokens: int = 0
+    """Prompt tokens of replies the upstream judge served live (what it bills)."""
+    billed_completion_tokens: int = 0
+    """Completion tokens of replies the upstream judge served live."""
+    cached_prompt_tokens: int = 0
+    """Prompt tokens of replies served from the cache (billed once, earlier)."""
+    cached_completion_tokens: int = 0
+    """Completion tokens of replies served from the cache."""
+    usage_missing: int = 0
+    """Live replies that carried no (readable) ``usage``: their tokens are unknown, not counted."""
+    format_misfits: int = 0
+    """Replies that did not fit the requested ``response_format`` (an observation: handed on as they came)."""

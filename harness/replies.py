@@ -1,13 +1,30 @@
-"""Is a judge's reply what the request asked for? The gateway's check before a reply reaches a vendor.
+"""Does a judge's reply fit what the request asked for? An observation the gateway records per call.
 
-A request that asks for ``json_object`` must get JSON back; one that asks for a ``json_schema`` must
-get JSON that fits the schema's structural subset (types, required keys, enums, items, anyOf, local
-``$ref``). A reply that does not is a fault the gateway retries, like an HTTP 500, so a vendor never
-sees it (and never turns it into a silent "unsupported" or NaN).
+A request that asks for ``json_object`` should get JSON back; one that asks for a ``json_schema``
+JSON that fits the schema's structural subset (types, required keys, enums, items, anyOf, local
+``$ref``). The gateway hands every reply on as it came, fitting or not: the vendor's own parser,
+re-asks and fallbacks decide, as in stock use (Ragas's instructor re-asks, DeepEval trims to the
+outer braces, TruLens reformats or parses a bare number). The fit is kept on the call record
+(``calls.reply_fit`` in the store) and counted in the ledger (``format_misfits``), never acted on.
 """
 from __future__ import annotations
 
 import json
+
+
+def reply_fit(body: dict, response: dict) -> str:
+    """``fits``, ``not asked`` (a text-mode request) or what does not fit, for the call record.
+
+    >>> reply_fit({}, {"choices": [{"message": {"content": "hi"}}]})
+    'not asked'
+    >>> reply_fit({"response_format": {"type": "json_object"}}, {"choices": [{"message": {"content": "```json"}}]})
+    'response_format json_object asked, reply is not JSON'
+    """
+    problem = content_problem(body, response)
+    if problem is not None:
+        return problem
+    kind = (body.get("response_format") or {}).get("type") if isinstance(body, dict) else None
+    return "fits" if kind in ("json_object", "json_schema") else "not asked"
 
 
 def content_problem(body: dict, response: dict) -> str | None:

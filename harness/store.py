@@ -6,9 +6,12 @@ Tables (``RunStore.open(path).cells()`` etc. return DataFrames):
 - ``cases``: every case of the run as a JSONL object of the case format, with its digest, so a
   report never needs the case file (which may have moved or changed since);
 - ``cells``: one row per (case, metric): status, score, reason, flags, detail, the ledger
-  (calls, tokens, latency, cache hits, errors, retries), wall time, versions;
+  (calls, tokens, latency, cache hits, errors, retries; tokens billed upstream and served from the
+  cache apart, live replies without usage, replies that did not fit the asked format), wall time,
+  versions;
 - ``units``: per-unit verdicts of each cell;
-- ``calls``: one row per judge request of each cell (no prompt text, no headers, no key).
+- ``calls``: one row per judge request of each cell (no prompt text, no headers, no key), with
+  whether the reply carried usage and whether it fit the requested format (``reply_fit``).
 
 A cell and its units and calls are written in one transaction, so an interrupted run (even by
 SIGKILL) leaves only whole cells. A rerun with the same run id skips cells that are finished with
@@ -32,6 +35,9 @@ CREATE TABLE IF NOT EXISTS cells (
     calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
     latency_ms REAL NOT NULL, cache_hits INTEGER NOT NULL, errors INTEGER NOT NULL, retries INTEGER NOT NULL,
     wall_ms REAL NOT NULL, finished REAL NOT NULL, attempt INTEGER NOT NULL,
+    billed_prompt_tokens INTEGER NOT NULL DEFAULT 0, billed_completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_prompt_tokens INTEGER NOT NULL DEFAULT 0, cached_completion_tokens INTEGER NOT NULL DEFAULT 0,
+    usage_missing INTEGER NOT NULL DEFAULT 0, format_misfits INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (case_id, metric));
 CREATE TABLE IF NOT EXISTS cases (
     case_id TEXT PRIMARY KEY, position INTEGER NOT NULL, digest TEXT NOT NULL, json TEXT NOT NULL);
@@ -43,8 +49,23 @@ CREATE TABLE IF NOT EXISTS calls (
     case_id TEXT NOT NULL, metric TEXT NOT NULL, seq INTEGER NOT NULL, started REAL NOT NULL,
     latency_ms REAL NOT NULL, ok INTEGER NOT NULL, cached INTEGER NOT NULL, attempts INTEGER NOT NULL,
     prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, request_key TEXT NOT NULL,
-    step TEXT NOT NULL, error TEXT, PRIMARY KEY (case_id, metric, seq));
+    step TEXT NOT NULL, error TEXT, usage INTEGER NOT NULL DEFAULT 1, reply_fit TEXT,
+    PRIMARY KEY (case_id, metric, seq));
 """
+ADDED = {
+    "cells": ("billed_prompt_tokens INTEGER NOT NULL DEFAULT 0", "billed_completion_tokens INTEGER NOT NULL DEFAULT 0",
+              "cached_prompt_tokens INTEGER NOT NULL DEFAULT 0", "cached_completion_tokens INTEGER NOT NULL DEFAULT 0",
+              "usage_missing INTEGER NOT NULL DEFAULT 0", "format_misfits INTEGER NOT NULL DEFAULT 0"),
+    "calls": ("usage INTEGER NOT NULL DEFAULT 1", "reply_fit TEXT"),
+}
+"""Columns added since the first store layout: a store written before them gets them on open."""
+
+CELL_COLUMNS = ("case_id, metric, metric_version, case_digest, status, score, reason, flags, detail, calls, "
+                "prompt_tokens, completion_tokens, latency_ms, cache_hits, errors, retries, wall_ms, finished, "
+                "attempt, billed_prompt_tokens, billed_completion_tokens, cached_prompt_tokens, "
+                "cached_completion_tokens, usage_missing, format_misfits")
+CALL_COLUMNS = ("case_id, metric, seq, started, latency_ms, ok, cached, attempts, prompt_tokens, completion_tokens, "
+                "request_key, step, error, usage, reply_fit")
 
 FINAL = ("scored", "unscored", "vendor_nan", "not_applicable")
 """Statuses a resumed run keeps; ``error`` cells are recomputed."""
@@ -66,6 +87,14 @@ class RunStore:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA busy_timeout=10000")
         self.db.executescript(SCHEMA)
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        for table, cols in ADDED.items():
+            have = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
+            for col in cols:
+                if col.split()[0] not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {col}")
 
     @classmethod
     def create(cls, run_dir: str) -> "RunStore":
@@ -135,20 +164,23 @@ class RunStore:
             cur.execute("DELETE FROM units WHERE case_id = ? AND metric = ?", (case_id, metric))
             cur.execute("DELETE FROM calls WHERE case_id = ? AND metric = ?", (case_id, metric))
             cur.execute(
-                "INSERT OR REPLACE INTO cells VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT OR REPLACE INTO cells ({CELL_COLUMNS}) VALUES ({','.join('?' * 25)})",
                 (case_id, metric, metric_version, case_digest, result.status, result.score, result.reason,
                  _json(list(result.flags)), _json(result.detail), ledger.calls, ledger.prompt_tokens,
                  ledger.completion_tokens, ledger.latency_ms, ledger.cache_hits, ledger.errors, ledger.retries,
-                 wall_ms, time.time(), attempt))
+                 wall_ms, time.time(), attempt, ledger.billed_prompt_tokens, ledger.billed_completion_tokens,
+                 ledger.cached_prompt_tokens, ledger.cached_completion_tokens, ledger.usage_missing,
+                 ledger.format_misfits))
             cur.executemany(
                 "INSERT INTO units VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(case_id, metric, u.index, u.kind, u.text, u.verdict, u.raw_verdict, u.reason,
                   u.span[0] if u.span else None, u.span[1] if u.span else None,
                   _json([asdict(q) for q in u.quotes]), _json(u.detail)) for u in result.units])
             cur.executemany(
-                "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO calls ({CALL_COLUMNS}) VALUES ({','.join('?' * 15)})",
                 [(case_id, metric, i, c.started, c.latency_ms, int(c.ok), int(c.cached), c.attempts,
-                  c.prompt_tokens, c.completion_tokens, c.key, c.step, c.error) for i, c in enumerate(calls)])
+                  c.prompt_tokens, c.completion_tokens, c.key, c.step, c.error, int(getattr(c, "usage", True)),
+                  getattr(c, "reply_fit", None)) for i, c in enumerate(calls)])
             cur.execute("COMMIT")
         except BaseException:
             cur.execute("ROLLBACK")

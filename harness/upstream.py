@@ -1,11 +1,13 @@
 """Upstream judges behind the gateway, and the retry policy the harness owns.
 
 Two upstreams: the in-process reference judge and any OpenAI-compatible HTTP endpoint. The gateway
-calls :func:`call_with_retries`, which retries bounded, with exponential backoff, honouring
-``Retry-After``, under a per-call timeout. A reply whose content does not honour the requested
-``response_format`` (not JSON, or not fitting the json_schema: a missing key, a wrong type, a value
-outside an enum) counts as a fault and is retried too; vendor SDK retries are off, so every attempt is
-visible in the ledger.
+calls :func:`call_with_retries`, which retries what a transport retry would, and nothing else:
+connection errors, timeouts, HTTP 429 (honouring ``Retry-After``) and 5xx, bounded, with exponential
+backoff, under a per-call timeout. A 200 reply is handed on as it came, whatever its content: whether
+it fits the requested ``response_format`` is the vendor's parser's business (its re-asks and
+fallbacks run as in stock use); the gateway only records the fit, as an observation
+(:func:`harness.replies.content_problem`). Vendor SDK retries are off, so every attempt is visible in
+the ledger.
 """
 from __future__ import annotations
 
@@ -20,7 +22,6 @@ from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from harness.metric import UnrecognisedRequest
-from harness.replies import content_problem
 
 
 @dataclass(frozen=True)
@@ -186,8 +187,9 @@ class HttpUpstream:
                                 retryable=False)
         try:
             return r.json()
-        except ValueError:
-            raise UpstreamError(f"judge replied with a body that is not JSON: {r.text[:120]!r}") from None
+        except ValueError:   # a 200 with a broken body: not a transport fault, so not retried
+            raise UpstreamError(f"judge replied with a body that is not JSON: {r.text[:120]!r}",
+                                retryable=False) from None
 
     async def aclose(self):
         if self._client is not None:
@@ -212,19 +214,17 @@ class Attempts:
 
 
 async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolicy) -> Attempts:
-    """Call the upstream until a usable response, a non-retryable error, or ``max_attempts``."""
+    """Call the upstream until a response (any 200, handed on as it came), a non-retryable error, or
+    ``max_attempts``; only transport faults (timeouts, connection errors, 429, 5xx) are retried."""
     out = Attempts()
     call_no = next(_CALL_NUMBERS)
     for attempt in range(1, policy.max_attempts + 1):
         out.attempts = attempt
         ATTEMPT.set((call_no, attempt))
         try:
-            resp = await asyncio.wait_for(upstream.complete(cell, body), timeout=policy.timeout_s)
-            problem = content_problem(body, resp)
-            if problem is None:
-                out.response, out.error = resp, None
-                return out
-            out.error = UpstreamError(f"judge reply unusable: {problem}", status=502)
+            out.response = await asyncio.wait_for(upstream.complete(cell, body), timeout=policy.timeout_s)
+            out.error = None
+            return out
         except asyncio.TimeoutError:
             out.error = UpstreamError(f"judge call timed out after {policy.timeout_s:g}s", status=504)
         except UpstreamError as e:

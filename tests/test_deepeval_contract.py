@@ -45,6 +45,8 @@ def _masked(body: dict, replies: dict, metric: str) -> dict:
     step = step_of_body(body)
     (msg,) = body["messages"]
     prompt = msg["content"]
+    if isinstance(prompt, list):   # OpenAIModel's own list-of-parts content
+        prompt = "".join(p.get("text", "") for p in prompt if isinstance(p, dict))
     if step == "truths":
         prompt = _mask(prompt, "\n\n".join(CASE.context_texts), "retrieval_context")
     elif step == "claims":
@@ -122,20 +124,36 @@ def test_step_contract(metric, step, observed, recorded):
         assert got[key] == want[key], f"{where}: request {key} changed: {got[key]!r} (recorded {want[key]!r})"
 
 
-def test_requests_use_strict_json_schema_and_string_content(observed):
-    """The model shims: every step asks for a strict json_schema, with plain string content."""
+def test_requests_use_deepevals_own_protocol_for_the_model_id(observed):
+    """No protocol is forced: for a model id DeepEval's registry does not know (``reference-judge``,
+    any local model) it sends plain text in its list-of-parts content and parses JSON from the text."""
     for metric in METRICS:
         for step in STEPS:
             got = observed[metric][step]
-            assert got["response_format"]["type"] == "json_schema", (metric, step)
-            assert got["response_format"]["json_schema"]["strict"] is True, (metric, step)
-            assert got["content_type"] == "str", (metric, step)
+            assert got["response_format"] is None, (metric, step)
+            assert got["content_type"] == "list", (metric, step)
             assert got["temperature"] == 0.0, (metric, step)
 
 
-def test_verdict_vocabulary_is_yes_no_borderline(recorded):
-    schema = recorded["steps"]["deepeval.faithfulness"]["verdicts"]["response_format"]["json_schema"]["schema"]
-    assert schema["$defs"]["FaithfulnessVerdict"]["properties"]["verdict"]["enum"] == ["yes", "no", "borderline"]
+@pytest.mark.parametrize("model,kind", [("gpt-4o-2024-08-06", "json_schema"), ("reference-judge", None)])
+def test_deepevals_registry_picks_structured_output_as_in_stock_use(model, kind):
+    """The harness's model asks for structured output exactly when DeepEval's own class would."""
+    from deepeval.models import OpenAIModel
+
+    from adapters.deepeval._model import GatewayModel
+    from harness.metric import Endpoint
+
+    endpoint = Endpoint("http://127.0.0.1:9/cell/r/c/deepeval.faithfulness/v1", model)
+    stock = OpenAIModel(model=model, base_url=endpoint.base_url, api_key="x")
+    assert bool(GatewayModel(endpoint).supports_structured_outputs()) == bool(stock.supports_structured_outputs()) \
+        == (kind == "json_schema")
+
+
+def test_verdict_vocabulary_is_yes_no_borderline():
+    from deepeval.metrics.faithfulness.schema import FaithfulnessVerdict
+
+    schema = FaithfulnessVerdict.model_json_schema()
+    assert schema["properties"]["verdict"]["enum"] == ["yes", "no", "borderline"]
 
 
 def test_templates_hold_what_the_judge_parses(recorded):

@@ -112,17 +112,6 @@ def test_model_reuses_one_client_on_the_shared_pool(endpoint):
     assert stock.load_model(async_mode=True) is not stock.load_model(async_mode=True)
 
 
-def test_model_always_asks_for_structured_output(endpoint):
-    """Shim ``supports_structured_outputs``: the stock class asks only for names it knows."""
-    from deepeval.models import OpenAIModel
-
-    from adapters.deepeval._model import GatewayModel
-
-    assert GatewayModel(endpoint).supports_structured_outputs() is True
-    assert not OpenAIModel(model="reference-judge", base_url=endpoint.base_url,
-                           api_key="x").supports_structured_outputs()
-
-
 def test_metric_is_fresh_per_cell_with_llm_eval_mode(endpoint, monkeypatch):
     from adapters.deepeval._model import build_metric
 

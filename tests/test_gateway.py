@@ -117,14 +117,19 @@ def test_sampled_calls_get_a_repeat_index(tmp_path):
     assert again == ["one", "two"]
 
 
-def test_retries_on_5xx_and_unusable_json_then_succeeds():
+def test_retries_5xx_but_hands_a_reply_on_as_it_came_recording_its_fit():
+    """Transparent: a 5xx is retried (a transport fault); a 200 whose content is not the JSON asked for
+    reaches the vendor unchanged (its own parser, re-asks and fallbacks decide), the misfit recorded."""
     wants_json = {**BODY, "response_format": {"type": "json_object"}}
-    up = Scripted(UpstreamError("judge HTTP 500", status=500), reply("{not json"), reply('{"a": 1}'))
+    up = Scripted(UpstreamError("judge HTTP 500", status=500), reply("```json\n{\"a\": 1}\n```"), reply('{"a": 1}'))
     with Gateway(up, policy=RetryPolicy(max_attempts=4, base_delay_s=0.001)) as gw:
         r = post(gw.cell_url("r", "c", "m"), wants_json)
+        r2 = post(gw.cell_url("r", "c", "m"), wants_json)
         ledger, calls = gw.take("r", "c", "m")
-    assert r.status_code == 200 and json.loads(r.json()["choices"][0]["message"]["content"]) == {"a": 1}
-    assert len(up.seen) == 3 and ledger.retries == 2 and calls[0].attempts == 3
+    assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == "```json\n{\"a\": 1}\n```"
+    assert len(up.seen) == 3 and ledger.retries == 1 and [c.attempts for c in calls] == [2, 1]
+    assert [c.reply_fit for c in calls] == ["response_format json_object asked, reply is not JSON", "fits"]
+    assert ledger.format_misfits == 1 and r2.status_code == 200
 
 
 def test_retries_are_bounded_and_the_error_is_recorded():

@@ -1,26 +1,26 @@
 """The DeepEval judge model bound to one cell's gateway URL (imports deepeval: loaded lazily).
 
 ``GatewayModel`` is a subclass of DeepEval's own ``OpenAIModel``, so DeepEval treats it as a
-native model: its request code, response parsing, cost and token accounting all run unchanged. It
-overrides four small things, each for a reason in ``vendor-notes/deepeval.md``:
+native model: its request code, response parsing, cost and token accounting all run unchanged, and
+its request protocol is the one DeepEval picks for the model id from its own model registry
+(``gpt-4o``-class ids: structured output, a strict json_schema; ``gpt-3.5``-class: JSON mode; any
+other id, e.g. ``qwen2.5:7b`` or ``reference-judge``: plain text, DeepEval trims the reply to its
+outer braces and validates it), with the message content in DeepEval's own list-of-parts form.
+Deviations from stock use, each listed on the card (``DEVIATIONS`` in ``faithfulness.py``):
 
 - ``load_model``: the stock class builds a NEW ``OpenAI``/``AsyncOpenAI`` client on every call
   (about 90 % of its per-case CPU, DESIGN.md). This one returns a client from
   ``endpoint.async_openai()`` / ``endpoint.openai()``, built once per cell, on the run's shared
   connection pool with SDK retries off. No global key or ``OPENAI_BASE_URL`` is ever read: every
-  call goes to the cell's gateway URL.
-- ``supports_structured_outputs``: the stock class asks for a json_schema only for model names in
-  its own registry (``gpt-4o``...); any other name (``reference-judge``, ``qwen2.5:7b``) gets the
-  loose-JSON path. This one always asks (``beta.chat.completions.parse``, strict json_schema), so
-  every judge gets the same request shape and a compliant judge cannot answer outside the
-  yes / no / borderline vocabulary.
-- ``_prompt_content``: plain string content, DeepEval's own ``text_only_as_string`` option, instead
-  of the list-of-parts form that some OpenAI-compatible servers reject.
+  call goes to the cell's gateway URL. Requests are byte-for-byte what the stock class sends.
 - ``calculate_cost``: for a judge DeepEval has no price for, the stock class returns ``None`` and
   the token counts are lost; this one returns an ``EvaluationCost`` with no price (so
   ``evaluation_cost`` stays None) that carries the response's token usage, which DeepEval then
   accrues into ``metric.input_tokens`` / ``output_tokens``. The gateway ledger stays the source
   of truth for calls and tokens.
+- ``DEEPEVAL_RETRY_MAX_ATTEMPTS=1`` and ``DEEPEVAL_DISABLE_TIMEOUTS=1`` (``harness.vendor_env``):
+  the gateway owns transport retries and timeouts, so DeepEval's own (2 attempts, 88.5 s) do not
+  stack on them.
 
 Temperature is passed explicitly (0.0) so a ``TEMPERATURE`` environment variable cannot change
 the requests.
@@ -33,13 +33,12 @@ from harness.model import CellResult
 
 from deepeval.metrics import FaithfulnessMetric
 from deepeval.models import OpenAIModel
-from deepeval.models.llms.multimodal import to_openai_content
 from deepeval.models.utils import EvaluationCost
 from deepeval.test_case import LLMTestCase
 
 
 class GatewayModel(OpenAIModel):
-    """DeepEval's ``OpenAIModel`` on one cell's gateway URL, one client per cell, json_schema always."""
+    """DeepEval's ``OpenAIModel`` on one cell's gateway URL, one client per cell, DeepEval's own protocol."""
 
     def __init__(self, endpoint: Endpoint):
         self._endpoint = endpoint
@@ -57,12 +56,6 @@ class GatewayModel(OpenAIModel):
             client = self._endpoint.async_openai() if async_mode else self._endpoint.openai()
             self._clients[async_mode] = client
         return client
-
-    def supports_structured_outputs(self) -> bool:
-        return True
-
-    def _prompt_content(self, prompt, audio=None):
-        return to_openai_content(prompt, audio, text_only_as_string=True)
 
     def calculate_cost(self, input_tokens, output_tokens, audio_input_tokens=0):
         cost = super().calculate_cost(input_tokens, output_tokens, audio_input_tokens)
@@ -94,6 +87,8 @@ def explain(exc: BaseException) -> CellResult | None:
     - a pydantic ``ValidationError`` (a judge reply that does not fit the step's schema; DeepEval
       does not retry it): an error naming the step's schema.
     - ``tenacity.RetryError`` (DeepEval's own retries ran out): an error naming the last failure.
+    - an ``AttributeError`` on ``prompt_tokens``: the judge sent no ``usage``, which DeepEval's own
+      model class reads unconditionally (stock DeepEval fails the same way).
     """
     import pydantic
     import tenacity
@@ -108,6 +103,9 @@ def explain(exc: BaseException) -> CellResult | None:
         where = ".".join(str(p) for p in first.get("loc", ()))
         return CellResult.error(f"judge reply does not fit DeepEval's {exc.title} schema "
                                 f"({exc.error_count()} error(s); {where}: {first.get('msg', '')})")
+    if isinstance(exc, AttributeError) and "prompt_tokens" in str(exc):
+        return CellResult.error("the judge's response carried no `usage`: DeepEval's own OpenAIModel reads "
+                                "completion.usage.prompt_tokens and raises (AttributeError), as in stock use")
     if isinstance(exc, tenacity.RetryError):
         last = exc.last_attempt.exception() if exc.last_attempt is not None else None
         inner = " ".join(str(last).split())[:200] if last is not None else "unknown"

@@ -50,8 +50,13 @@ class RecordingUpstream(ReferenceUpstream):
 
 
 def step_of_body(body: dict) -> str:
-    name = body["response_format"]["json_schema"]["name"]
-    return {"Truths": "truths", "Claims": "claims", "Verdicts": "verdicts", "FaithfulnessScoreReason": "reason"}[name]
+    """The DeepEval step of a request: from its json_schema name when DeepEval asked for structured
+    output, else from the prompt's first words (the plain-text protocol DeepEval uses for a model id
+    its registry does not know)."""
+    from adapters.deepeval.judge import step_of
+    from harness.metric import JudgeRequest
+
+    return step_of(JudgeRequest("deepeval.faithfulness", None, body))
 
 
 def load_fixture() -> dict:

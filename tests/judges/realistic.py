@@ -50,7 +50,8 @@ class Noise:
     """TruLens score prompts (abstention, answerability, plain citation) answered with a bare number."""
     bare_cot_rate: float = 0.03
     """TruLens groundedness (CoT JSON asked) answered with a bare number."""
-    no_usage_rate: float = 0.05
+    no_usage_rate: float = 0.01
+    """Responses without ``usage`` (DeepEval's own model class raises on one, as in stock use)."""
 
     @classmethod
     def none(cls) -> "Noise":
