@@ -92,12 +92,18 @@ def test_compare_names_a_judge_change_and_status_changes(tmp_path, canonical):
     synthetic_run(str(tmp_path / "x"), canonical, run_id="x")
     synthetic_run(str(tmp_path / "y"), canonical, run_id="y")
     s = RunStore.open(str(tmp_path / "y"))
-    s.write_spec({**s.spec(), "judge": {"kind": "http", "model": "m-2026", "url": "http://h/v1",
-                                        "description": "m-2026 at http://h/v1"}})
+    spec = s.spec()
+    for m in spec["metrics"]:
+        if m["name"] == "deepeval.faithfulness":
+            m["version"] = "2"
+    s.write_spec({**spec, "judge": {"kind": "http", "model": "m-2026", "url": "http://h/v1",
+                                    "description": "m-2026 at http://h/v1"}})
     s.db.execute("UPDATE cells SET status='error', score=NULL WHERE case_id='cookie-yield' AND metric='inhouse.span'")
     s.close()
     cmp = compare(load_run(str(tmp_path / "x")), load_run(str(tmp_path / "y")))
     assert cmp.differences[0].startswith("judge: ") and "m-2026 at http://h/v1" in cmp.differences[0]
+    assert "metric version: deepeval.faithfulness v1 -> v2" in cmp.differences
+    assert next(d for d in cmp.metrics if d.metric == "deepeval.faithfulness").version_b == "2"
     assert [(c.case_id, c.metric, c.label_a, c.label_b) for c in cmp.changes] == [
         ("cookie-yield", "inhouse.span", "0.75", "ERROR")]
     assert "| cookie-yield | inhouse.span | 0.75 | ERROR |" in markdown(cmp).replace("\\.", ".")
