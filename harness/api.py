@@ -71,8 +71,8 @@ def evaluate(cases, metrics=None, judge=None, *, report: bool = True, divergence
     """Score ``cases`` with ``metrics`` through one judge, like ``harness run``.
 
     Args:
-        cases: a case file path (JSONL), a :class:`harness.cases.CaseSet`, a list of dicts, or a pandas
-            DataFrame. Rows use the harness's field names, or Ragas' (``user_input``,
+        cases: a case file path (JSONL), a :class:`harness.cases.CaseSet`, a list of dicts, a pandas
+            DataFrame, or a Ragas / DeepEval ``EvaluationDataset``. Rows use the harness's field names, or Ragas' (``user_input``,
             ``retrieved_contexts``, ``response``, ``reference``) or DeepEval's (``input``,
             ``actual_output``, ``retrieval_context``, ``expected_output``).
         metrics: None (every registered metric), a comma-separated string or a list of names or vendor

@@ -76,11 +76,24 @@ def to_case_object(row: dict, position: int, names: str | None = None) -> dict:
 
 
 def rows_of(data) -> list[dict]:
-    """Rows of a pandas DataFrame (``to_dict("records")``) or a list of dicts, as a list of dicts."""
+    """Rows as a list of dicts, from a pandas DataFrame, a Ragas ``EvaluationDataset`` (``to_pandas``), a
+    DeepEval ``EvaluationDataset`` (``test_cases``), or a list of dicts or of pydantic rows (Ragas'
+    ``SingleTurnSample``, DeepEval's ``LLMTestCase``).
+
+    >>> rows_of([{"a": 1}])
+    [{'a': 1}]
+    """
+    if not (hasattr(data, "to_dict") and hasattr(data, "columns")) and hasattr(data, "to_pandas"):
+        data = data.to_pandas()
     if hasattr(data, "to_dict") and hasattr(data, "columns"):
         return data.to_dict("records")
-    rows = list(data)
-    for i, r in enumerate(rows):
+    if not isinstance(data, (list, tuple)) and isinstance(getattr(data, "test_cases", None), list):
+        data = data.test_cases
+    rows = []
+    for i, r in enumerate(data):
+        if hasattr(r, "model_dump"):
+            r = r.model_dump(exclude_none=True)
         if not isinstance(r, dict):
-            raise ValueError(f"case {i + 1}: expected a dict, got {type(r).__name__}")
+            raise ValueError(f"case {i + 1}: expected a dict (or a DataFrame row), got {type(r).__name__}")
+        rows.append(r)
     return rows

@@ -119,3 +119,22 @@ def test_unannotated_dataframe_with_a_served_judge(tmp_path):
         server.terminate()
         server.wait(30)
     assert res.cells.set_index("case_id").loc["cookie-yield", "score"] == 0.75
+
+
+def test_the_vendors_own_dataset_objects():
+    """A Ragas EvaluationDataset and a DeepEval EvaluationDataset of LLMTestCases convert to the same cases."""
+    from deepeval.dataset import EvaluationDataset as DeepEvalDataset
+    from deepeval.test_case import LLMTestCase
+    from ragas.dataset_schema import EvaluationDataset, SingleTurnSample
+
+    from harness.api import case_set
+
+    r = _canonical_rows(1)[0]
+    texts = [c["text"] for c in r["contexts"]]
+    ragas = EvaluationDataset(samples=[SingleTurnSample(user_input=r["question"], retrieved_contexts=texts,
+                                                        response=r["answer"])])
+    deepeval = DeepEvalDataset()
+    deepeval.add_test_case(LLMTestCase(input=r["question"], actual_output=r["answer"], retrieval_context=texts))
+    a, b = case_set(ragas).cases[0], case_set(deepeval).cases[0]
+    assert a == b and a.id == "case-1" and a.answer == r["answer"] and [c.text for c in a.contexts] == texts
+    assert a.annotation is None
