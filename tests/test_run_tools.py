@@ -3,7 +3,6 @@ movers; HTML and Markdown) and ``harness export`` (jsonl, parquet, and MLflow re
 from __future__ import annotations
 
 import json
-import os
 import xml.etree.ElementTree as ET
 
 import pandas as pd
