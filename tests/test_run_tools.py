@@ -148,3 +148,31 @@ def test_export_mlflow_honours_the_users_tracking_uri(runs, tmp_path, monkeypatc
     monkeypatch.setenv("MLFLOW_TRACKING_URI", (tmp_path / "theirs").as_uri())
     assert main(["export", "a", "--out", out, "--format", "mlflow", "--tracking-dir", str(tmp_path / "ours")]) == 0
     assert (tmp_path / "theirs").is_dir() and not (tmp_path / "ours").exists()
+
+
+def test_compare_two_judges(runs, tmp_path):
+    """The reference judge against the realistic test judge, same cases and metrics: the page names the
+    judge change and pairs every case both scored."""
+    from reports.compare import compare
+    from reports.compare_render import write
+    from reports.data import load_run
+    from tests.judges.realistic import MODEL, serve
+
+    out, a, _ = runs
+    with serve() as judge:
+        b = harness.evaluate(CANONICAL, metrics=["inhouse.span"],
+                             judge={"url": judge.url, "model": MODEL}, out_dir=str(tmp_path), run_id="realistic",
+                             progress=False, report=False)
+    cmp = compare(load_run(a.run_dir), load_run(b.run_dir))
+    assert cmp.differences[0] == f"judge: reference (annotation-driven, offline) -> {MODEL} at {judge.url} (no key)"
+    assert [d.metric for d in cmp.metrics] == ["inhouse.span"] and cmp.only_metrics_a == ["deepeval.faithfulness"]
+    for d in cmp.metrics:
+        scored_b = set(b.cells[(b.cells.metric == d.metric) & (b.cells.status == "scored")]["case_id"])
+        scored_a = set(a.cells[(a.cells.metric == d.metric) & (a.cells.status == "scored")]["case_id"])
+        assert d.n_pairs == len(scored_a & scored_b) > 0
+        assert d.low <= d.diff <= d.high
+    changed = {(c.case_id, c.metric) for c in cmp.changes}
+    assert changed == {(r.case_id, r.metric) for r in b.cells.itertuples()
+                       if r.status != a.cells.set_index(["case_id", "metric"]).loc[(r.case_id, r.metric), "status"]}
+    html_path, md_path = write(cmp, str(tmp_path / "page"))
+    assert "realistic" in open(md_path).read() and "<h2>Per metric</h2>" in open(html_path).read()
