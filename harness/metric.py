@@ -1,10 +1,11 @@
-"""The adapter interface: one metric = one class behind one Protocol, registered by name.
+"""The adapter interface: one metric = one class behind one Protocol, found by entry point.
 
-An adapter module lives under ``adapters/`` and decorates its class with :func:`register`. The
-registry finds adapter modules by walking the ``adapters`` package, so adding a metric touches
-nothing outside its own module(s). Adapter modules must not import vendor packages at module level
-(``tests/test_registry.py`` checks it): vendor code is imported inside ``score`` so that listing
-metrics, ``--help`` and the reference judge stay fast.
+A metric is one folder: the module with its class (everything the project needs to know about the
+metric is data on the class), the reference-judge handler the class names, ``golden/<name>.csv``
+and ``card_text/<name>.md`` next to the module, and one line in the ``groundedness_harness.metrics``
+entry-point group of its distribution. Adapter modules must not import vendor packages at module
+level (``tests/test_registry_cli.py`` checks it): vendor code is imported inside ``score`` (or
+``prepare``), so that listing metrics, ``--help`` and the reference judge stay fast.
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from harness.model import Case, CellResult
+from harness.errors import UnrecognisedRequest
+from harness.model import LABELS, Case, CellResult  # noqa: F401 - LABELS re-exported
 
 if TYPE_CHECKING:  # pragma: no cover
     import openai
@@ -105,21 +107,42 @@ class JudgeRequest:
         return (self.body.get("response_format") or {}).get("type", "text")
 
 
-class UnrecognisedRequest(Exception):
-    """The reference judge does not know this request: never a guess."""
+@dataclass(frozen=True)
+class LabelReading:
+    """How the reference judge reads each annotation label for one metric (a row of the label table).
 
-    def __init__(self, metric: str, step: str, prompt: str):
-        self.metric, self.step, self.prompt = metric, step, prompt
-        super().__init__(f"reference judge: unrecognised request for metric {metric!r} "
-                         f"(step: {step}); prompt starts: {prompt[:200]!r}")
+    >>> r = LabelReading({"supported": "yes", "inference": "yes", "not_found": "borderline",
+    ...                   "contradicted": "no"}, "DeepEval verdict")
+    >>> r["not_found"], r.meaning
+    ('borderline', 'DeepEval verdict')
+    """
+
+    answers: dict
+    """annotation label (supported | inference | not_found | contradicted) -> what the judge answers."""
+    meaning: str
+    """What that answer is, in the vendor's terms (shown on the card)."""
+
+    def __getitem__(self, label: str):
+        return self.answers[label]
+
+
+@dataclass(frozen=True)
+class Shim:
+    """A documented change to vendor behaviour, shown on the metric's card (each has a test)."""
+
+    where: str
+    """The module that applies it, relative to the repository (or package) root."""
+    text: str
+    """What the trap is, what changes and why it is the minimal change (one paragraph)."""
 
 
 @runtime_checkable
 class Metric(Protocol):
-    """What every adapter class provides."""
+    """What every adapter class provides. Everything but ``score`` is data that the rest of the
+    project (tables, reports, cards, tests, the reference judge) reads from the registry."""
 
     name: ClassVar[str]
-    """Registered name in the vendor's namespace, e.g. ``ragas.faithfulness``."""
+    """Registered name in the vendor's namespace, e.g. ``ragas.faithfulness`` (= the entry-point name)."""
     version: ClassVar[str]
     """The adapter's version; bump it when what the metric computes or how the reference judge
     reads a label changes (finished cells of an older version are recomputed on resume)."""
@@ -127,39 +150,86 @@ class Metric(Protocol):
     """Human name for reports."""
     short_name: ClassVar[str]
     """At most ~14 characters, for the terminal table."""
+    order: ClassVar[int]
+    """Display order in tables and reports, ascending (ties by name)."""
     higher_is_better: ClassVar[bool]
     """Direction of the score."""
+    score_range: ClassVar[tuple[float, float]]
+    """The range of a score (inclusive)."""
     vendor: ClassVar[str]
-    """``inhouse`` | ``ragas`` | ``deepeval`` | ``trulens``."""
+    """``inhouse`` | ``ragas`` | ``deepeval`` | ``trulens`` | ..."""
+    vendor_package: ClassVar[str | None]
+    """The distribution whose version the card names (None: this repository's own code)."""
     unit: ClassVar[str]
     """What one unit of judgement is: claim | statement | sentence | answer."""
+    definition: ClassVar[str]
+    """One paragraph: what the score means, in the vendor's definition."""
+    card_notes: ClassVar[str]
+    """Notes the card quotes under "Adapter Notes" (Markdown; may be empty)."""
+    shims: ClassVar[tuple[Shim, ...]]
+    """Every documented change to vendor behaviour (empty: the vendor code runs unpatched)."""
+    label_reading: ClassVar[LabelReading | None]
+    """How the reference judge reads each annotation label for this metric (None: no claim label)."""
+    flags: ClassVar[tuple]
+    """The :class:`harness.vocab.Flag` s this metric may raise beyond the shared ones (may be empty)."""
+    judge: ClassVar[str]
+    """The reference-judge handler, ``"module:function"`` taking a :class:`JudgeRequest` and
+    returning the reply text; imported only when the reference judge answers this metric."""
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
-        """Score one case with the vendor's own code, all judge calls through ``endpoint``."""
-        ...
+        """Score one case with the vendor's own code, all judge calls through ``endpoint``.
 
-    @staticmethod
-    def reference_reply(request: JudgeRequest) -> str:
-        """The reference judge's reply (assistant message content) to one of this metric's requests.
-
-        Raise :class:`UnrecognisedRequest` for anything it does not recognise.
+        A class may also define ``prepare()`` (a classmethod): the runner calls it once per process
+        before the first cell, to import the vendor stack.
         """
         ...
 
 
-_REGISTRY: dict[str, type] = {}
+REQUIRED = ("name", "version", "display_name", "short_name", "order", "higher_is_better", "vendor", "unit",
+            "definition", "judge")
+DEFAULTS = {"score_range": (0.0, 1.0), "vendor_package": None, "card_notes": "", "shims": (),
+            "label_reading": None, "flags": ()}
+"""Protocol attributes a class may leave out, with the value it then has."""
+
+
+def check(cls: type) -> type:
+    """Validate an adapter class against the Protocol and fill the optional attributes' defaults."""
+    for attr in REQUIRED:
+        if not hasattr(cls, attr):
+            raise TypeError(f"adapter {cls.__module__}.{cls.__qualname__} lacks class attribute {attr!r}")
+    if not callable(getattr(cls, "score", None)):
+        raise TypeError(f"adapter {cls.__module__}.{cls.__qualname__} lacks method 'score'")
+    if ":" not in cls.judge:
+        raise TypeError(f"adapter {cls.__qualname__}: judge must be 'module:function', got {cls.judge!r}")
+    for attr, default in DEFAULTS.items():
+        if not hasattr(cls, attr):
+            setattr(cls, attr, default)
+    return cls
 
 
 def register(cls: type) -> type:
-    """Class decorator: register an adapter under ``cls.name``."""
-    for attr in ("name", "version", "display_name", "short_name", "higher_is_better", "vendor", "unit"):
-        if not hasattr(cls, attr):
-            raise TypeError(f"adapter {cls.__qualname__} lacks class attribute {attr!r}")
-    for meth in ("score", "reference_reply"):
-        if not callable(getattr(cls, meth, None)):
-            raise TypeError(f"adapter {cls.__qualname__} lacks method {meth!r}")
-    prev = _REGISTRY.get(cls.name)
-    if prev is not None and prev.__qualname__ != cls.__qualname__:
-        raise TypeError(f"metric name {cls.name!r} registered twice: {prev.__module__} and {cls.__module__}")
-    _REGISTRY[cls.name] = cls
-    return cls
+    """Class decorator: check an adapter class against the Protocol. Discovery itself is by entry
+    point (``groundedness_harness.metrics``, see :mod:`harness.registry`)."""
+    return check(cls)
+
+
+def metric_dir(cls: type) -> str:
+    """The folder of the module that defines ``cls``: it holds the metric's data files."""
+    import os
+    import sys
+
+    return os.path.dirname(os.path.abspath(sys.modules[cls.__module__].__file__))
+
+
+def golden_path(cls: type) -> str:
+    """``<metric folder>/golden/<name>.csv``: the metric's golden table (tests read it)."""
+    import os
+
+    return os.path.join(metric_dir(cls), "golden", f"{cls.name}.csv")
+
+
+def card_text_path(cls: type) -> str:
+    """``<metric folder>/card_text/<name>.md``: the card prose written by hand."""
+    import os
+
+    return os.path.join(metric_dir(cls), "card_text", f"{cls.name}.md")

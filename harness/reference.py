@@ -2,8 +2,9 @@
 
 It answers each metric's prompts from the case's human claim labels, applying each vendor's rubric
 to those labels as the rubric's text instructs. The judge is held constant, so differences between
-metrics come only from their definitions. Each metric's request handling lives with its adapter
-(``reference_reply``); this module holds the shared label table and the dispatch.
+metrics come only from their definitions. Each metric's reading of the labels is data on its class
+(``label_reading``, one row of the table below) and its request handling lives with its adapter
+(the ``judge`` handler the class names); this module dispatches to it.
 
 The label table (changing it is a versioned change: bump ``REFERENCE_VERSION`` and the versions of
 the metrics it affects, and say so on their cards):
@@ -26,6 +27,7 @@ rounded half up. Data with RAGTruth-style spans instead of claims: each answer s
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import time
@@ -40,45 +42,6 @@ REFERENCE_VERSION = "1"
 
 MODEL_ID = "reference-judge"
 """The model id the reference judge reports."""
-
-RAGAS_NLI = {"supported": 1, "inference": 1, "not_found": 0, "contradicted": 0}
-RAGAS_GROUNDED = {"supported": True, "inference": True, "not_found": False, "contradicted": False}
-DEEPEVAL_VERDICT = {"supported": "yes", "inference": "yes", "not_found": "borderline", "contradicted": "no"}
-TRULENS_SCORE = {"supported": 3, "inference": 2, "not_found": 0, "contradicted": 0}
-INHOUSE_VERDICT = {"supported": "supported", "inference": "supported",
-                   "not_found": "not_found", "contradicted": "contradicted"}
-
-
-def ragas_rg_rating(claims: list[Claim]) -> int:
-    """Ragas ResponseGroundedness rating (0/1/2) from the claims' labels.
-
-    >>> from harness.model import Claim
-    >>> c = lambda l: Claim("x", (0, 1), l)
-    >>> ragas_rg_rating([c("supported"), c("inference")]), ragas_rg_rating([c("supported"), c("not_found")])
-    (2, 1)
-    >>> ragas_rg_rating([c("contradicted")]), ragas_rg_rating([])
-    (0, 2)
-    """
-    grounded = [RAGAS_GROUNDED[c.label] for c in claims]
-    if all(grounded):
-        return 2
-    return 0 if not any(grounded) else 1
-
-
-def trulens_sentence_score(claims: list[Claim]) -> int:
-    """TruLens 0-3 score of a sentence: the mean of its claims' scores, rounded half up.
-
-    >>> from harness.model import Claim
-    >>> c = lambda l: Claim("x", (0, 1), l)
-    >>> trulens_sentence_score([c("supported"), c("not_found")])
-    2
-    >>> trulens_sentence_score([c("inference")]), trulens_sentence_score([c("supported"), c("inference")])
-    (2, 3)
-    """
-    if not claims:
-        raise ValueError("a sentence without claims has no TruLens score in the reference table")
-    mean = sum(TRULENS_SCORE[c.label] for c in claims) / len(claims)
-    return int(math.floor(mean + 0.5))
 
 
 def judged_claims(case: Case) -> list[Claim]:
@@ -153,27 +116,34 @@ def approx_tokens(text: str) -> int:
 
 @dataclass
 class ReferenceJudge:
-    """Answers chat-completion requests for cells from the metrics' ``reference_reply`` handlers."""
+    """Answers chat-completion requests for cells from each metric's ``judge`` handler."""
 
     latency_ms: float = 0.0
     """Injected latency per call (benchmarks use it); applied by the gateway."""
 
     def reply(self, metric: str, case: Case, body: dict) -> dict:
         """A full ``chat.completion`` response for one request (raises UnrecognisedRequest)."""
-        from harness import registry
-
         req = JudgeRequest(metric=metric, case=case, body=body)
         if case.annotation is None:
             raise UnrecognisedRequest(metric, f"case {case.id!r} has no annotation, and the reference judge "
                                               "answers only from annotations (pass --judge-url)", req.prompt)
-        try:
-            cls = registry.get(metric)
-        except ValueError as e:
-            raise UnrecognisedRequest(metric, "unknown metric", req.prompt) from e
-        content = cls.reference_reply(req)
+        content = handler(metric, req.prompt)(req)
         if not isinstance(content, str):
             content = json.dumps(content)
         return completion(content, body.get("model") or MODEL_ID, req.prompt)
+
+
+def handler(metric: str, prompt: str = ""):
+    """The reference-judge handler of ``metric``: its class's ``judge`` ("module:function"),
+    imported on first use (UnrecognisedRequest for a metric no distribution declares)."""
+    from harness import registry
+
+    try:
+        cls = registry.get(metric)
+    except ValueError as e:
+        raise UnrecognisedRequest(metric, "unknown metric", prompt) from e
+    module, _, func = cls.judge.partition(":")
+    return getattr(importlib.import_module(module), func)
 
 
 def completion(content: str, model: str, prompt_text: str) -> dict:
@@ -190,8 +160,7 @@ def completion(content: str, model: str, prompt_text: str) -> dict:
 
 
 __all__ = [
-    "REFERENCE_VERSION", "MODEL_ID", "RAGAS_NLI", "RAGAS_GROUNDED", "DEEPEVAL_VERDICT", "TRULENS_SCORE",
-    "INHOUSE_VERDICT", "ragas_rg_rating", "trulens_sentence_score", "judged_claims", "claims_in",
-    "claim_for_text", "abstention_span", "unit_span", "unannotated", "refuse_unannotated", "approx_tokens", "ReferenceJudge", "completion",
+    "REFERENCE_VERSION", "MODEL_ID", "judged_claims", "claims_in", "claim_for_text", "abstention_span",
+    "unit_span", "unannotated", "refuse_unannotated", "approx_tokens", "ReferenceJudge", "handler", "completion",
     "UnrecognisedRequest",
 ]

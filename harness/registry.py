@@ -1,54 +1,57 @@
-"""Find adapters by name, lazily.
+"""Find metrics by name, lazily, through the ``groundedness_harness.metrics`` entry-point group.
 
-Adapter modules are discovered by walking the ``adapters`` package and importing each module (they
-import no vendor code at module level, so this is cheap). Unknown names get a "did you mean" list.
+Every distribution installed in the environment can add metrics: each entry point is
+``"<metric name>" = "<module>:<class>"`` (the built-in ones are declared in ``pyproject.toml``). The
+engine never names an adapter module. Loading a class imports its module only (adapter modules
+import no vendor code at module level), so listing stays fast; ``--help`` loads nothing. Unknown
+names get a "did you mean" list.
 """
 from __future__ import annotations
 
 import difflib
-import importlib
-import pkgutil
+from importlib import metadata
 
-from harness.metric import _REGISTRY
+from harness.metric import check
 
-DISPLAY_ORDER = (
-    "inhouse.span",
-    "ragas.faithfulness",
-    "ragas.response_groundedness",
-    "deepeval.faithfulness",
-    "deepeval.faithfulness_penalized",
-    "trulens.groundedness",
-    "trulens.groundedness_answerability",
-    "trulens.citation",
-)
-"""Column order in tables; metrics not listed here follow, alphabetically."""
+GROUP = "groundedness_harness.metrics"
+"""The entry-point group metrics are declared in."""
 
-_discovered = False
+_found: dict[str, type] | None = None
 
 
 class UnknownMetric(ValueError):
-    """A metric name that no adapter registers."""
+    """A metric name that no installed distribution declares."""
 
 
 def discover() -> dict[str, type]:
-    """Import every module under ``adapters`` once; return name -> adapter class."""
-    global _discovered
-    if not _discovered:
-        import adapters
+    """Load every entry point of :data:`GROUP` once; return name -> adapter class (checked)."""
+    global _found
+    if _found is None:
+        found: dict[str, type] = {}
+        where: dict[str, str] = {}
+        for ep in metadata.entry_points(group=GROUP):
+            if ep.name in where:
+                if where[ep.name] == ep.value:
+                    continue
+                raise TypeError(f"metric {ep.name!r} declared twice: {where[ep.name]} and {ep.value}")
+            cls = check(ep.load())
+            if cls.name != ep.name:
+                raise TypeError(f"entry point {ep.name!r} -> {ep.value} names a class whose name is {cls.name!r}")
+            found[ep.name], where[ep.name] = cls, ep.value
+        _found = found
+    return dict(_found)
 
-        for info in pkgutil.walk_packages(adapters.__path__, prefix="adapters."):
-            if info.name.rsplit(".", 1)[-1].startswith("_"):
-                continue
-            importlib.import_module(info.name)
-        _discovered = True
-    return dict(_REGISTRY)
+
+def refresh() -> None:
+    """Forget what was discovered (after installing a distribution at run time)."""
+    global _found
+    _found = None
 
 
 def names() -> list[str]:
-    """Registered metric names in display order."""
+    """Registered metric names in display order (each class's ``order``, then name)."""
     found = discover()
-    ordered = [n for n in DISPLAY_ORDER if n in found]
-    return ordered + sorted(n for n in found if n not in DISPLAY_ORDER)
+    return sorted(found, key=lambda n: (found[n].order, n))
 
 
 def get(name: str) -> type:
@@ -59,6 +62,13 @@ def get(name: str) -> type:
     close = difflib.get_close_matches(name, list(found), n=3, cutoff=0.4)
     hint = f"; did you mean {', '.join(close)}? " if close else "; "
     raise UnknownMetric(f"unknown metric {name!r}{hint}known: {', '.join(names())}")
+
+
+def ordered(metrics) -> list[str]:
+    """``metrics`` in display order; names not registered (e.g. from an old run) follow, alphabetically."""
+    found = discover()
+    known = [m for m in names() if m in set(metrics)]
+    return known + sorted(m for m in set(metrics) if m not in found)
 
 
 def resolve(spec: str | None) -> list[str]:

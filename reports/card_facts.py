@@ -1,31 +1,21 @@
-"""Facts a metric card states, each read from a run or from the code, never typed by hand:
-the reference-table row of the metric, the verdicts its units got per annotation label, judge calls
-per answer from the ledger, and the shims and notes its adapter documents."""
+"""Facts a metric card states, each read from a run or from the metric's class (through the
+registry), never typed by hand: the metric's row of the reference label table, the verdicts its
+units got per annotation label, judge calls per answer from the ledger, and the shims and notes its
+class declares."""
 from __future__ import annotations
 
-import ast
 import os
-import re
 from collections import Counter, defaultdict
 
 from harness import reference as R
-
-REFERENCE_ROWS = {
-    "inhouse.span": (R.INHOUSE_VERDICT, "judge verdict (grounded only with a verbatim span)"),
-    "ragas.faithfulness": (R.RAGAS_NLI, "NLI verdict (1 = can be directly inferred)"),
-    "ragas.response_groundedness": ({k: "grounded" if v else "not grounded" for k, v in R.RAGAS_GROUNDED.items()},
-                                    "counts toward the 0/1/2 rating as"),
-    "deepeval.faithfulness": (R.DEEPEVAL_VERDICT, "DeepEval verdict"),
-    "deepeval.faithfulness_penalized": (R.DEEPEVAL_VERDICT, "DeepEval verdict"),
-    "trulens.groundedness": (R.TRULENS_SCORE, "TruLens 0-3 score of the claim"),
-    "trulens.groundedness_answerability": (R.TRULENS_SCORE, "TruLens 0-3 score of the claim"),
-}
-"""metric -> (annotation label -> what the reference judge answers, what that answer is)."""
-
+from harness import registry
+from harness.metric import card_text_path
 
 def reference_row(metric: str) -> tuple[dict, str] | None:
-    """The reference judge's reading of each label for this metric (None: it reads no claim label)."""
-    return REFERENCE_ROWS.get(metric)
+    """The reference judge's reading of each label for this metric, and what that answer is (None:
+    it reads no claim label)."""
+    reading = registry.get(metric).label_reading
+    return None if reading is None else (reading.answers, reading.meaning)
 
 
 def observed_verdicts(data, metric: str) -> dict[str, list[tuple[str, str, str]]]:
@@ -69,54 +59,20 @@ def tokens_per_answer(data, metric: str) -> tuple[float, float] | None:
     return float(df["prompt_tokens"].mean()), float(df["completion_tokens"].mean())
 
 
-def adapter_module(metric: str):
-    from harness import registry
-
-    cls = registry.get(metric)
-    return cls, __import__(cls.__module__, fromlist=["_"])
-
-
 def adapter_notes(metric: str) -> str | None:
-    """The adapter's own card notes (``card_notes`` on the class or ``CARD_NOTES`` in its module)."""
-    cls, mod = adapter_module(metric)
-    notes = getattr(cls, "card_notes", None) or getattr(mod, "CARD_NOTES", None)
+    """The adapter's own card notes (``card_notes`` on its class)."""
+    notes = registry.get(metric).card_notes
     return notes.strip() if isinstance(notes, str) and notes.strip() else None
 
 
-_SHIM = re.compile(r"^Shim\b")
-
-
 def documented_shims(metric: str) -> list[tuple[str, str]]:
-    """(module file, block) for every "Shim ..." block in the module docstrings of the adapter's
-    package (files read with ``ast``, nothing imported), in file order."""
-    cls, mod = adapter_module(metric)
-    pkg_dir = os.path.dirname(mod.__file__)
-    root = os.path.dirname(os.path.dirname(pkg_dir))
-    out = []
-    for name in sorted(os.listdir(pkg_dir)):
-        if not name.endswith(".py"):
-            continue
-        path = os.path.join(pkg_dir, name)
-        with open(path, encoding="utf-8") as fh:
-            doc = ast.get_docstring(ast.parse(fh.read())) or ""
-        for block in re.split(r"\n\s*\n", doc):
-            if _SHIM.match(block.strip()):
-                out.append((os.path.relpath(path, root), rst_to_md(" ".join(block.split()))))
-    return out
-
-
-def rst_to_md(text: str) -> str:
-    """Docstring markup to Markdown: ````x```` and ``:func:`x``` become ```x```.
-
-    >>> rst_to_md("calls ``nltk.download`` via :func:`sent_tokenize`")
-    'calls `nltk.download` via `sent_tokenize`'
-    """
-    return re.sub(r":[a-z]+:`([^`]+)`", r"`\1`", text.replace("``", "`"))
+    """(module, text) for every shim the metric's class declares, in its order."""
+    return [(shim.where, " ".join(shim.text.split())) for shim in registry.get(metric).shims]
 
 
 def card_text(metric: str) -> dict[str, str]:
-    """Hand-written sections from ``reports/card_text/<metric>.md`` ("## Title" -> text)."""
-    path = os.path.join(os.path.dirname(__file__), "card_text", f"{metric}.md")
+    """Hand-written sections from the metric's ``card_text/<metric>.md`` ("## Title" -> text)."""
+    path = card_text_path(registry.get(metric))
     if not os.path.isfile(path):
         return {}
     with open(path, encoding="utf-8") as fh:

@@ -127,8 +127,7 @@ def _metrics(spec: dict, cells) -> tuple[list[str], dict[str, MetricInfo]]:
 
     entries = {m["name"]: m for m in spec.get("metrics") or []}
     present = list(dict.fromkeys(list(entries) + list(dict.fromkeys(cells["metric"]))))
-    order = [m for m in registry.DISPLAY_ORDER if m in present] + sorted(
-        m for m in present if m not in registry.DISPLAY_ORDER)
+    order = registry.ordered(present)
     info = {}
     for m in order:
         e = entries.get(m, {})

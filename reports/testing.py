@@ -1,7 +1,7 @@
 """Test support for the reports: a synthetic multi-metric run store, and a shared canonical run.
 
 ``synthetic_run`` writes a store whose cells imitate each vendor's definition applied to the
-annotation's labels (the label table in ``harness.reference``), without running any vendor code.
+annotation's labels (each metric's ``label_reading``), without running any vendor code.
 It exists so the report machinery (matrix, divergence rules, alignment, statistics, escaping) can be
 tested quickly and independently of the adapters; the real numbers come from real runs.
 """
@@ -31,8 +31,14 @@ def _claim_units(case, raw_of, norm_of, kind="claim"):
 def synthetic_cell(metric: str, case) -> CellResult:
     """What ``metric``'s definition gives on ``case`` under the reference label table (imitation)."""
     from harness import reference as R
+    from harness import registry
     from harness.spans import sentence_spans
 
+    from adapters.ragas.judge import rg_rating
+    from adapters.trulens.judge import sentence_score
+
+    nli = registry.get("ragas.faithfulness").label_reading
+    deepeval = registry.get("deepeval.faithfulness").label_reading
     claims = R.judged_claims(case)
     if metric == "inhouse.span":
         if not claims:
@@ -46,22 +52,22 @@ def synthetic_cell(metric: str, case) -> CellResult:
     if metric == "ragas.faithfulness":
         if not claims:
             return CellResult.vendor_nan("unscored by the vendor: no statements")
-        units = _claim_units(case, lambda c: R.RAGAS_NLI[c.label],
-                             lambda c: "supported" if R.RAGAS_NLI[c.label] else "unsupported", "statement")
-        return CellResult.scored(sum(R.RAGAS_NLI[c.label] for c in claims) / len(claims), units)
+        units = _claim_units(case, lambda c: nli[c.label],
+                             lambda c: "supported" if nli[c.label] else "unsupported", "statement")
+        return CellResult.scored(sum(nli[c.label] for c in claims) / len(claims), units)
     if metric == "ragas.response_groundedness":
         if not case.answer.strip():
             return CellResult.vendor_nan("unscored by the vendor: empty response")
-        r = R.ragas_rg_rating(claims)
+        r = rg_rating(claims)
         u = UnitVerdict(0, case.answer, "supported" if r == 2 else "unsupported" if r == 0 else "ambiguous",
                         str(r), "answer", span=(0, len(case.answer)))
         return CellResult.scored(r / 2, [u], flags=() if claims else ("no_claims_scored_1",))
     if metric.startswith("deepeval."):
         if not claims:
             return CellResult.scored(1, flags=("no_claims_scored_1",))
-        raw = [R.DEEPEVAL_VERDICT[c.label] for c in claims]
+        raw = [deepeval[c.label] for c in claims]
         ok = ("yes",) if metric.endswith("penalized") else ("yes", "borderline")
-        units = _claim_units(case, lambda c: R.DEEPEVAL_VERDICT[c.label], lambda c: _DEEPEVAL_NORM[R.DEEPEVAL_VERDICT[c.label]])
+        units = _claim_units(case, lambda c: deepeval[c.label], lambda c: _DEEPEVAL_NORM[deepeval[c.label]])
         return CellResult.scored(sum(v in ok for v in raw) / len(raw), units)
     if metric == "trulens.citation":
         cited = [c for c in claims if c.cited_context_id is not None]
@@ -75,7 +81,7 @@ def synthetic_cell(metric: str, case) -> CellResult:
         for i, (s, e) in enumerate(sentence_spans(case.answer)):
             inside = R.claims_in(case, (s, e))
             if inside:
-                k = R.trulens_sentence_score(inside)
+                k = sentence_score(inside)
             elif ab is not None:
                 k = 0 if (metric.endswith("answerability") and case.annotation.answerable) else 3
             else:

@@ -1,27 +1,37 @@
-"""Golden tables: ``tests/golden/<metric>.csv`` with columns case_id, expected, reasoning.
+"""Golden tables: ``<metric folder>/golden/<metric>.csv`` (found through the registered class, see
+``harness.metric.golden_path``) with columns case_id, expected, reasoning.
 
 ``expected`` is a number (compared with an absolute tolerance of 1e-6) or one of ``NON_SCORES``;
 ``reasoning`` is one line derived by hand from the metric's definition and the annotation.
+:func:`canonical_results` scores a metric on the canonical set once per test session, so the golden
+test and each vendor's own tests share one run.
 """
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import os
 
-GOLDEN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+from tests.conftest import CANONICAL
+
 NON_SCORES = ("unscored", "vendor_nan", "not_applicable")
 TOLERANCE = 1e-6
 
 
-def metrics_with_golden() -> list[str]:
-    """Every metric that has a golden table."""
-    return sorted(f[:-4] for f in os.listdir(GOLDEN_DIR) if f.endswith(".csv"))
+def golden_file(metric: str) -> str:
+    """Where ``metric``'s golden table lives (next to its adapter module)."""
+    from harness import registry
+    from harness.metric import golden_path
+
+    return golden_path(registry.get(metric))
 
 
 def golden(metric: str) -> dict[str, dict]:
     """case_id -> row of a metric's golden table (the table's shape is asserted)."""
-    with open(os.path.join(GOLDEN_DIR, f"{metric}.csv"), newline="") as fh:
+    path = golden_file(metric)
+    assert os.path.isfile(path), f"{metric} is registered but has no golden table at {path}"
+    with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     for r in rows:
         assert set(r) == {"case_id", "expected", "reasoning"}, f"{metric}.csv: bad columns in {r}"
@@ -29,6 +39,16 @@ def golden(metric: str) -> dict[str, dict]:
     ids = [r["case_id"] for r in rows]
     assert len(ids) == len(set(ids)), f"{metric}.csv: duplicate case ids"
     return {r["case_id"]: r for r in rows}
+
+
+@functools.lru_cache(maxsize=None)
+def canonical_results(metric: str) -> dict:
+    """case id -> ``Scored`` for ``metric`` on every canonical case, reference judge, real gateway
+    (computed once per session)."""
+    from harness.cases import load_cases
+    from harness.testing import score_cases
+
+    return score_cases(metric, list(load_cases(CANONICAL)))
 
 
 def mismatch(result, row: dict) -> str | None:

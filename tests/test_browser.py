@@ -14,8 +14,8 @@ import tempfile
 import pytest
 
 from reports.testing import SCRIPT_A, SCRIPT_Q, canonical_run, write_hostile_cases
+from tests.conftest import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARTIFACTS = os.path.join(ROOT, "tests", "artifacts")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -9,8 +9,8 @@ import pytest
 
 from reports.cards import generate, write_cards
 from reports.testing import canonical_run
+from tests.conftest import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CARDS = os.path.join(ROOT, "reports", "cards")
 SECTIONS = ("## Description", "## How to Use", "### Inputs", "### Output Values", "### Values from Popular Papers",
             "## Examples", "## Unit of Judgement and Verdicts", "## Degenerate Inputs", "## Judge Calls per Answer",

@@ -1,27 +1,20 @@
 """deepeval.faithfulness and deepeval.faithfulness_penalized on every canonical case, through the
-real gateway and the reference judge, against golden tables derived by hand from the annotations."""
+real gateway and the reference judge (the golden tables are compared in tests/test_golden_tables.py)."""
 from __future__ import annotations
 
 
 import pytest
 
 from harness.testing import score_cases, score_one
-from tests.goldens import golden, mismatch
+from tests.goldens import canonical_results
 from tests.contracts.deepeval_case import CASE, RecordingUpstream, step_of_body
 
 METRICS = ("deepeval.faithfulness", "deepeval.faithfulness_penalized")
-GOLDEN = {m: list(golden(m).values()) for m in METRICS}
-ROWS = [(m, r) for m in METRICS for r in GOLDEN[m]]
 
 
 @pytest.fixture(scope="module")
-def results(canonical):
-    return {m: score_cases(m, list(canonical)) for m in METRICS}
-
-
-@pytest.mark.parametrize("metric,row", ROWS, ids=[f"{m}:{r['case_id']}" for m, r in ROWS])
-def test_golden(metric, row, results):
-    assert mismatch(results[metric][row["case_id"]].result, row) is None
+def results():
+    return {m: canonical_results(m) for m in METRICS}
 
 
 def test_cookie_case_lenient_vs_penalized(results, canonical):

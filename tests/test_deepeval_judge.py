@@ -130,9 +130,10 @@ def test_importing_the_model_module_first_leaves_no_files(tmp_path):
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    from tests.conftest import ROOT
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPEVAL_")}
-    env["PYTHONPATH"] = root
+    env["PYTHONPATH"] = ROOT
     out = subprocess.run([sys.executable, "-c", "import adapters.deepeval._model"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -1,24 +1,16 @@
-"""inhouse.span on every canonical case, against a golden table derived by hand from the annotations."""
+"""inhouse.span on every canonical case (its golden table is compared in tests/test_golden_tables.py)."""
 import json
 
 import pytest
 
 from harness.metric import JudgeRequest
 from harness.model import Case, Context, Annotation, Claim, Evidence
-from harness.testing import score_cases
-from tests.goldens import golden, mismatch
-
-GOLDEN = list(golden("inhouse.span").values())
+from tests.goldens import canonical_results
 
 
 @pytest.fixture(scope="module")
-def results(canonical):
-    return score_cases("inhouse.span", list(canonical))
-
-
-@pytest.mark.parametrize("row", GOLDEN, ids=[r["case_id"] for r in GOLDEN])
-def test_golden(row, results):
-    assert mismatch(results[row["case_id"]].result, row) is None
+def results():
+    return canonical_results("inhouse.span")
 
 
 def test_cookie_case_claims_and_spans(results, canonical):
@@ -104,16 +96,17 @@ def test_unreadable_verdicts_are_errors_not_unsupported(reply, message):
 
 
 def test_reference_handler_refuses_unknown_claims():
-    from adapters.inhouse.span import InhouseSpan, VERDICTS_SCHEMA, verify_messages
+    from adapters.inhouse.judge import reply
+    from adapters.inhouse.span import VERDICTS_SCHEMA, verify_messages
     from harness.metric import UnrecognisedRequest
 
     body = {"messages": verify_messages(CASE, ["The oven explodes."]),
             "response_format": {"type": "json_schema", "json_schema": VERDICTS_SCHEMA}}
     with pytest.raises(UnrecognisedRequest, match="matches no annotated claim"):
-        InhouseSpan.reference_reply(JudgeRequest("inhouse.span", CASE, body))
+        reply(JudgeRequest("inhouse.span", CASE, body))
     ok = {"messages": verify_messages(CASE, ["Bake at 350 F."]),
           "response_format": {"type": "json_schema", "json_schema": VERDICTS_SCHEMA}}
-    got = json.loads(InhouseSpan.reference_reply(JudgeRequest("inhouse.span", CASE, ok)))
+    got = json.loads(reply(JudgeRequest("inhouse.span", CASE, ok)))
     assert got["verdicts"][0]["evidence"] == [{"context_id": "1", "quote": "Bake at 350 "}]
 
 

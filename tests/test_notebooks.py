@@ -9,8 +9,8 @@ import pytest
 from nbclient import NotebookClient
 
 from reports.testing import canonical_run
+from tests.conftest import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOKS = ("reproduce_discrepancy.ipynb", "choose_a_metric.ipynb")
 
 

@@ -16,8 +16,12 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = ROOT / "tests" / "contracts" / "ragas.json"
+if __name__ == "__main__":  # run as a script (--write): make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.conftest import ROOT  # noqa: E402
+
+FIXTURE = Path(ROOT) / "tests" / "contracts" / "ragas.json"
 REGEN = "regenerate with `.venv/bin/python tests/test_ragas_contract.py --write` after updating adapters/ragas/judge.py"
 
 # step name -> (module, prompt class, sentinel input) ; the step names are adapters/ragas/judge.py's
@@ -198,7 +202,6 @@ def test_reference_judge_recognises_the_rendered_prompt(step):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     import harness  # noqa: F401  (vendor switches before ragas)
 
     if "--write" not in sys.argv:

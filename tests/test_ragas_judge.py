@@ -55,9 +55,9 @@ def rg_prompt(util, case, judge):
 
 
 def reply(metric, req):
-    from harness import registry
+    from harness.reference import handler
 
-    out = registry.get(metric).reference_reply(req)
+    out = handler(metric)(req)
     assert out.startswith("{") and out.endswith("}"), "instructor Mode.JSON needs a bare JSON object"
     return out
 
@@ -129,11 +129,11 @@ def test_input_is_read_after_the_marker_not_from_the_examples(util, cases):
     ("unknown prompt", lambda util, case: request(F, case, "Summarise this.")),
 ])
 def test_unrecognised_requests_are_errors_not_guesses(util, cases, why, make):
-    from harness import registry
+    from harness.reference import handler
 
     req = make(util, cases.by_id("cookie-yield"))
     with pytest.raises(UnrecognisedRequest):
-        registry.get(req.metric).reference_reply(req)
+        handler(req.metric)(req)
 
 
 def test_reply_is_plain_json_with_unicode_kept(util, cases):

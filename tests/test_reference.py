@@ -1,8 +1,14 @@
-"""The reference judge's label table, on every label, and its shared helpers."""
+"""The reference judge's label table (each metric's ``label_reading``, as DESIGN.md states it), on
+every label, the vendors' rubric helpers, and the shared annotation views."""
 import pytest
 
 from harness import reference as ref
+from harness import registry
 from harness.model import Annotation, Case, Claim, Context, HallucinationSpan
+
+
+def _reading(metric):
+    return registry.get(metric).label_reading
 
 TABLE = [
     # label,        ragas NLI, ragas grounded, deepeval,     trulens, in-house
@@ -15,18 +21,21 @@ TABLE = [
 
 @pytest.mark.parametrize("label,nli,grounded,deepeval,trulens,inhouse", TABLE, ids=[r[0] for r in TABLE])
 def test_label_table(label, nli, grounded, deepeval, trulens, inhouse):
-    assert ref.RAGAS_NLI[label] == nli
-    assert ref.RAGAS_GROUNDED[label] is grounded
-    assert ref.DEEPEVAL_VERDICT[label] == deepeval
-    assert ref.TRULENS_SCORE[label] == trulens
-    assert ref.INHOUSE_VERDICT[label] == inhouse
+    assert _reading("ragas.faithfulness")[label] == nli
+    assert (_reading("ragas.response_groundedness")[label] == "grounded") is grounded
+    assert _reading("deepeval.faithfulness")[label] == _reading("deepeval.faithfulness_penalized")[label] == deepeval
+    assert _reading("trulens.groundedness")[label] == _reading("trulens.groundedness_answerability")[label] == trulens
+    assert _reading("inhouse.span")[label] == inhouse
 
 
-def test_table_covers_exactly_the_labels():
+def test_every_reading_covers_exactly_the_labels():
     from harness.model import LABELS
 
-    for table in (ref.RAGAS_NLI, ref.RAGAS_GROUNDED, ref.DEEPEVAL_VERDICT, ref.TRULENS_SCORE, ref.INHOUSE_VERDICT):
-        assert set(table) == set(LABELS)
+    for name in registry.names():
+        reading = _reading(name)
+        if reading is not None:
+            assert set(reading.answers) == set(LABELS), name
+            assert reading.meaning, name
 
 
 def _c(label, span=(0, 1)):
@@ -37,7 +46,9 @@ def _c(label, span=(0, 1)):
     ([], 2), (["supported"], 2), (["inference", "supported"], 2), (["supported", "not_found"], 1),
     (["contradicted", "inference"], 1), (["not_found"], 0), (["contradicted", "not_found"], 0)])
 def test_ragas_rg_rating(labels, rating):
-    assert ref.ragas_rg_rating([_c(l) for l in labels]) == rating
+    from adapters.ragas.judge import rg_rating
+
+    assert rg_rating([_c(l) for l in labels]) == rating
 
 
 @pytest.mark.parametrize("labels,score", [
@@ -45,7 +56,9 @@ def test_ragas_rg_rating(labels, rating):
     (["supported", "not_found"], 2),          # 1.5 rounds half up
     (["inference", "not_found"], 1), (["supported", "inference"], 3), (["supported", "supported", "not_found"], 2)])
 def test_trulens_sentence_score(labels, score):
-    assert ref.trulens_sentence_score([_c(l) for l in labels]) == score
+    from adapters.trulens.judge import sentence_score
+
+    assert sentence_score([_c(l) for l in labels]) == score
 
 
 def test_ragtruth_spans_make_sentence_claims():

@@ -10,9 +10,8 @@ import pytest
 
 from harness.cases import load_cases
 from reports.testing import SCRIPT_A, SCRIPT_Q, synthetic_run, write_hostile_cases
+from tests.conftest import ROOT, CANONICAL
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CANONICAL = os.path.join(ROOT, "datasets", "canonical.jsonl")
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,9 @@ import pytest
 from harness.cases import load_cases
 from harness.testing import score_one
 from harness.upstream import ReferenceUpstream
+from tests.conftest import ROOT, CANONICAL
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = json.loads((ROOT / "tests" / "contracts" / "trulens.json").read_text())
+FIXTURE = json.loads((Path(ROOT) / "tests" / "contracts" / "trulens.json").read_text())
 REGEN = ".venv/bin/python -m adapters.trulens._contract > tests/contracts/trulens.json"
 
 
@@ -95,7 +95,7 @@ def _step_of(system: str) -> str:
 def test_requests_sent_are_the_recorded_steps(metric, case_id, steps):
     """What the adapters really send: every system prompt is a recorded one, and scored steps carry
     the recorded schema as a strict json_schema response_format."""
-    case = load_cases(str(ROOT / "datasets" / "canonical.jsonl")).by_id(case_id)
+    case = load_cases(CANONICAL).by_id(case_id)
     up = Recording(case)
     assert score_one(metric, case, upstream=up).result.status == "scored"
     seen = set()

@@ -1,34 +1,22 @@
-"""Golden tables for the TruLens adapters over every canonical case, through the real gateway and the
-reference judge, plus the judge traffic each metric's definition implies (from the ledgers)."""
+"""The TruLens adapters over every canonical case, through the real gateway and the reference judge
+(golden tables: tests/test_golden_tables.py): the judge traffic each metric's definition implies
+(from the ledgers) and the per-sentence units."""
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 from harness.cases import load_cases
-from harness.testing import score_cases
-from tests.goldens import golden, mismatch
+from tests.conftest import CANONICAL
+from tests.goldens import canonical_results
 
-ROOT = Path(__file__).resolve().parents[1]
 METRICS = ("trulens.groundedness", "trulens.groundedness_answerability", "trulens.citation")
-CASES = list(load_cases(str(ROOT / "datasets" / "canonical.jsonl")))
+CASES = list(load_cases(CANONICAL))
 CASE_IDS = [c.id for c in CASES]
-
-
 
 
 @pytest.fixture(scope="module")
 def results():
-    return {m: score_cases(m, CASES) for m in METRICS}
-
-
-@pytest.mark.parametrize("metric,case_id", [(m, c) for m in METRICS for c in CASE_IDS],
-                         ids=[f"{m}:{c}" for m in METRICS for c in CASE_IDS])
-def test_golden(results, metric, case_id):
-    row = golden(metric).get(case_id)
-    assert row is not None, f"{metric}.csv has no row for {case_id}"
-    assert mismatch(results[metric][case_id].result, row) is None
+    return {m: canonical_results(m) for m in METRICS}
 
 
 def test_calls_per_case_follow_the_definition(results):

@@ -17,9 +17,9 @@ from harness.model import Annotation, Case, Claim, Context, Evidence
 from adapters.trulens import judge
 from adapters.trulens.common import join_source
 from adapters.trulens.units import UNPARSABLE, evidence_text, groundedness_result, quotes
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-P = {k: v["text"] for k, v in json.loads((ROOT / "tests" / "contracts" / "trulens.json").read_text())["prompts"].items()}
+P = {k: v["text"] for k, v in json.loads((Path(ROOT) / "tests" / "contracts" / "trulens.json").read_text())["prompts"].items()}
 COT = "ChainOfThoughtResponse"
 BASE = "BaseFeedbackResponse"
 

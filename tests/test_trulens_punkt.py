@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 
 from harness.cases import load_cases
+from tests.conftest import CANONICAL
 
-ROOT = Path(__file__).resolve().parents[1]
 PARAMS_SHA256 = "f2260b33cc8cc6d40528bf3992e07768ad6837dec676dde60dfccc6dcd9f9fa7"
 
 
@@ -99,7 +98,7 @@ def test_trulens_drops_the_bare_list_markers(shims):
 
 
 def realistic_texts() -> list[str]:
-    cases = load_cases(str(ROOT / "datasets" / "canonical.jsonl"))
+    cases = load_cases(CANONICAL)
     texts = [c.answer for c in cases] + [ctx.text for c in cases for ctx in c.contexts]
     return texts + [t for _, t, _ in KNOWN]
 

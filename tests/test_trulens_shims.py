@@ -13,9 +13,9 @@ from harness.upstream import ReferenceUpstream
 
 from adapters.trulens.common import load_vendor
 from adapters.trulens.judge import GROUNDEDNESS, TRIVIAL
+from tests.conftest import CANONICAL
 
-ROOT = Path(__file__).resolve().parents[1]
-CASES = load_cases(str(ROOT / "datasets" / "canonical.jsonl"))
+CASES = load_cases(CANONICAL)
 
 
 @pytest.fixture(scope="module")

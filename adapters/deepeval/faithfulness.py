@@ -24,11 +24,9 @@ in ``_model``. No DeepEval code is patched.
 """
 from __future__ import annotations
 
-from harness.metric import Endpoint, JudgeRequest, register
+from harness.metric import Endpoint, LabelReading, register
 from harness.model import Case, CellResult, UnitVerdict
 from harness.reference import unit_span
-
-from adapters.deepeval import judge
 
 NORMALISED = {
     False: {"yes": "supported", "no": "unsupported", "borderline": "ambiguous"},
@@ -44,7 +42,11 @@ class DeepEvalFaithfulnessBase:
     version = "1"
     higher_is_better = True
     vendor = "deepeval"
+    vendor_package = "deepeval"
     unit = "claim"
+    label_reading = LabelReading({"supported": "yes", "inference": "yes", "not_found": "borderline",
+                                  "contradicted": "no"}, "DeepEval verdict")
+    judge = "adapters.deepeval.judge:reference_reply"
     penalize: bool = False
 
     @classmethod
@@ -101,10 +103,6 @@ class DeepEvalFaithfulnessBase:
         }
         return CellResult.scored(metric.score, units, reason=metric.reason, flags=flags, detail=detail)
 
-    @staticmethod
-    def reference_reply(req: JudgeRequest) -> str:
-        return judge.reference_reply(req)
-
 
 @register
 class DeepEvalFaithfulness(DeepEvalFaithfulnessBase):
@@ -113,6 +111,10 @@ class DeepEvalFaithfulness(DeepEvalFaithfulnessBase):
     name = "deepeval.faithfulness"
     display_name = "DeepEval Faithfulness"
     short_name = "deepeval"
+    order = 30
+    definition = ("DeepEval 4.3.1 FaithfulnessMetric with its defaults: the judge extracts truths from the "
+                  "passages and claims from the answer, then gives each claim a verdict yes, no or borderline; "
+                  "the score is (yes + borderline) / verdicts, so a borderline claim passes.")
     penalize = False
 
 
@@ -123,4 +125,7 @@ class DeepEvalFaithfulnessPenalized(DeepEvalFaithfulnessBase):
     name = "deepeval.faithfulness_penalized"
     display_name = "DeepEval Faithfulness (penalize ambiguous)"
     short_name = "deepeval.pen"
+    order = 31
+    definition = ("DeepEval 4.3.1 FaithfulnessMetric with penalize_ambiguous_claims=True: as the default "
+                  "variant, but the score is yes / verdicts, so a borderline claim fails.")
     penalize = True

@@ -16,7 +16,7 @@ How each step is answered:
   reference judge answers verdicts from the labels, so under it the truths never move a score.
 - claims: the judged claims' texts, in answer order (``[]`` for an empty answer or an abstention).
 - verdicts: one per claim of the rendered claims list, from the label table
-  (``harness.reference.DEEPEVAL_VERDICT``: supported and inference -> yes, not_found ->
+  (``DeepEvalFaithfulnessBase.label_reading``: supported and inference -> yes, not_found ->
   borderline, contradicted -> no), with a reason for no / borderline and null for yes. A claim
   that maps to no annotated claim is an :class:`UnrecognisedRequest`, never a guess.
 - reason: "The score is <score> because ...", naming the contradictions list the prompt gives
@@ -30,8 +30,10 @@ import re
 
 from harness.metric import JudgeRequest, UnrecognisedRequest
 from harness.model import Case, Claim
-from harness.reference import DEEPEVAL_VERDICT, claim_for_text, judged_claims
+from harness.reference import claim_for_text, judged_claims
 from harness.spans import sentence_spans
+
+from adapters.deepeval.faithfulness import DeepEvalFaithfulnessBase
 
 SCHEMA_STEP = {"Truths": "truths", "Claims": "claims", "Verdicts": "verdicts",
                "FaithfulnessScoreReason": "reason"}
@@ -126,7 +128,7 @@ def verdicts(req: JudgeRequest) -> list[dict]:
         if claim is None:
             raise UnrecognisedRequest(req.metric, f"verdicts: claim {text!r} matches no annotated claim",
                                       req.prompt)
-        verdict = DEEPEVAL_VERDICT[claim.label]
+        verdict = DeepEvalFaithfulnessBase.label_reading[claim.label]
         out.append({"verdict": verdict, "reason": verdict_reason(req.case, claim, verdict)})
     return out
 

@@ -1,4 +1,4 @@
-"""Reference-judge handlers for ``inhouse.span`` (see the label table in ``harness.reference``).
+"""Reference-judge handlers for ``inhouse.span`` (its label reading is ``InhouseSpan.label_reading``).
 
 - decompose (schema ``InhouseClaims``): the judged claims' texts, in answer order.
 - verify (schema ``InhouseVerdicts``): per claim, the table's verdict; ``supported`` quotes the
@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 
 from harness.metric import JudgeRequest, UnrecognisedRequest
-from harness.reference import INHOUSE_VERDICT, claim_for_text, judged_claims
+from harness.reference import claim_for_text, judged_claims
+
+from adapters.inhouse.span import CLAIMS_MARKER, InhouseSpan
 
 REASONS = {
     "supported": "the passage states it",
@@ -22,8 +24,7 @@ REASONS = {
 
 
 def reply(req: JudgeRequest) -> str:
-    from adapters.inhouse.span import CLAIMS_MARKER
-
+    """The reference reply to an ``inhouse.span`` request (decompose or verify)."""
     if req.schema_name == "InhouseClaims":
         return json.dumps({"claims": [c.text for c in judged_claims(req.case)]}, ensure_ascii=False)
     if req.schema_name == "InhouseVerdicts":
@@ -47,5 +48,5 @@ def _verdict(req: JudgeRequest, i: int, text: str) -> dict:
     evidence = []
     if claim.label in ("supported", "contradicted"):
         evidence = [{"context_id": e.context_id, "quote": req.case.evidence_text(e)} for e in claim.evidence]
-    return {"claim": i, "verdict": INHOUSE_VERDICT[claim.label], "evidence": evidence,
+    return {"claim": i, "verdict": InhouseSpan.label_reading[claim.label], "evidence": evidence,
             "reason": REASONS[claim.label]}

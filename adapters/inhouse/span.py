@@ -19,7 +19,7 @@ import functools
 import json
 from importlib import resources
 
-from harness.metric import Endpoint, JudgeRequest, UnrecognisedRequest, register
+from harness.metric import Endpoint, LabelReading, UnrecognisedRequest, register
 from harness.model import Case, CellResult, Quote, UnitVerdict
 from harness.spans import find_verbatim
 
@@ -147,9 +147,18 @@ class InhouseSpan:
     version = "1"
     display_name = "In-house span groundedness"
     short_name = "inhouse.span"
+    order = 10
     higher_is_better = True
     vendor = "inhouse"
     unit = "claim"
+    definition = ("The harness's own scorer: a claim is grounded only if the judge says supported and returns "
+                  "a quote that occurs verbatim in the context it names; verdicts supported / contradicted / "
+                  "not_found; the score is grounded claims / claims, and an answer with no claims is unscored, "
+                  "never 1.0.")
+    label_reading = LabelReading({"supported": "supported", "inference": "supported", "not_found": "not_found",
+                                  "contradicted": "contradicted"},
+                                 "judge verdict (grounded only with a verbatim span)")
+    judge = "adapters.inhouse.judge:reply"
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         if not case.answer.strip():
@@ -181,12 +190,6 @@ class InhouseSpan:
             index=i, text=text, kind="claim", verdict="supported" if grounded else "unsupported",
             raw_verdict=raw, reason=f"{reason} [{check}]" if reason else check,
             span=unit_span(case, text), quotes=quotes, detail={"grounded": grounded, "check": check})
-
-    @staticmethod
-    def reference_reply(req: JudgeRequest) -> str:
-        from adapters.inhouse.judge import reply
-
-        return reply(req)
 
 
 async def _ask(client, model: str, messages: list[dict], schema: dict) -> str:

@@ -21,13 +21,8 @@ Retries (every attempt is one request the gateway sees and counts):
 - ResponseGroundedness ``max_retries=5`` per judge is kept: it is the vendor's definition of when
   a judge's rating is NaN (5 failed tries), so it stays as the vendor ships it.
 
-Shim (vendor-notes/ragas.md §4, "ragas writes ~/.local/share/ragas/uuid.json"): even with
-``RAGAS_DO_NOT_TRACK=true`` ragas builds an analytics event on every ``llm_factory()`` and every
-LLM call; building one calls ``ragas._analytics.get_userid()``, which creates
-``appdirs.user_data_dir("ragas")/uuid.json`` in the user's home. :func:`vendor` rebinds the single
-name ``ragas._analytics.user_data_dir`` to :func:`harness_data_dir` before ragas is used, so the
-file goes to a per-user directory under the system temp dir instead. Nothing else changes: the id
-is still made and never sent (tracking stays off). ``tests/test_ragas_env.py`` fails without it.
+The one shim (the uuid.json file ragas writes into the user's home) is described once, as data,
+in ``adapters.ragas.common.SHIMS``: the metric cards show it; :func:`vendor` applies it.
 
 Observation (not a shim; the vendor's computation is untouched): :func:`observe` wraps the
 ``agenerate`` of the LLM object the adapter itself built (an instance attribute, as ragas's own
@@ -62,7 +57,7 @@ def vendor() -> SimpleNamespace:
     """Import the ragas stack once (about 2-5 s) and apply the data-dir shim."""
     import ragas._analytics as analytics
 
-    analytics.user_data_dir = harness_data_dir  # the shim: see the module docstring
+    analytics.user_data_dir = harness_data_dir  # the shim: see adapters.ragas.common.SHIMS
     import ragas
     from ragas.llms import llm_factory
     from ragas.metrics.collections import Faithfulness, ResponseGroundedness

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import math
 
-from harness.metric import Endpoint, JudgeRequest, register
+from harness.metric import Endpoint, LabelReading, register
 from harness.model import Case, CellResult, UnitVerdict
 from harness.reference import unit_span
+
+from adapters.ragas.common import SHIMS
 
 
 class RagasStepError(RuntimeError):
@@ -37,9 +39,18 @@ class RagasFaithfulness:
     version = "1"
     display_name = "Ragas Faithfulness"
     short_name = "ragas.faith"
+    order = 20
     higher_is_better = True
     vendor = "ragas"
+    vendor_package = "ragas"
     unit = "statement"
+    definition = ("Ragas 0.4.3 Faithfulness: the judge splits the answer into statements, then gives each an "
+                  "NLI verdict against the joined passages (1 if it can be directly inferred, else 0); the "
+                  "score is the share of statements marked 1.")
+    shims = SHIMS
+    label_reading = LabelReading({"supported": 1, "inference": 1, "not_found": 0, "contradicted": 0},
+                                 "NLI verdict (1 = can be directly inferred)")
+    judge = "adapters.ragas.judge:faithfulness_reply"
 
     @classmethod
     def prepare(cls) -> None:
@@ -64,12 +75,6 @@ class RagasFaithfulness:
             step = _step_name(calls[-1].output_type) if calls else "input validation"
             raise RagasStepError(f"ragas Faithfulness failed in step {step!r}: {describe(e)}") from e
         return to_cell(case, result.value, calls)
-
-    @staticmethod
-    def reference_reply(req: JudgeRequest) -> str:
-        from adapters.ragas.judge import faithfulness_reply
-
-        return faithfulness_reply(req)
 
 
 _STEPS = {"StatementGeneratorOutput": "statements", "NLIStatementOutput": "nli"}

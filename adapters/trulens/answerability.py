@@ -13,11 +13,10 @@ Judge calls per answer: 1 (filter) + 2 per kept sentence (classifier, then judge
 """
 from __future__ import annotations
 
-from harness.metric import Endpoint, JudgeRequest, register
+from harness.metric import Endpoint, register
 from harness.model import Case, CellResult
 
-from adapters.trulens import judge
-from adapters.trulens.common import CARD_COMMON, VENDOR_VERSION, load_vendor
+from adapters.trulens.common import CARD_COMMON, LABEL_READING, SHIMS, VENDOR_VERSION, load_vendor
 from adapters.trulens.groundedness import run_groundedness
 
 CARD_NOTES = """\
@@ -43,9 +42,17 @@ class TrulensGroundednessAnswerability:
     display_name = "TruLens groundedness, answerability-aware"
     short_name = "trulens.ans"
     higher_is_better = True
+    order = 41
     vendor = "trulens"
+    vendor_package = "trulens-core"
     unit = "sentence"
     card_notes = CARD_NOTES
+    definition = ("TruLens 2.16.0 groundedness, answerability-aware: as trulens.groundedness, except that a "
+                  "sentence that abstains scores 0 when the passages could answer the question and 1 when they "
+                  "could not.")
+    shims = SHIMS
+    label_reading = LABEL_READING
+    judge = "adapters.trulens.judge:answerability_reply"
 
     @classmethod
     def prepare(cls) -> None:
@@ -53,7 +60,3 @@ class TrulensGroundednessAnswerability:
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         return await run_groundedness(case, endpoint, variant=True)
-
-    @staticmethod
-    def reference_reply(req: JudgeRequest) -> str:
-        return judge.reply(req, ("trivial", "groundedness", "abstention", "answerability"))

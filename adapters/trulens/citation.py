@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.metric import Endpoint, JudgeRequest, register
+from harness.metric import Endpoint, register
 from harness.model import Case, CellResult, UnitVerdict
 
-from adapters.trulens import judge
-from adapters.trulens.common import CARD_COMMON, VENDOR_VERSION, citation_markers, load_vendor
+from adapters.trulens.common import CARD_COMMON, SHIMS, VENDOR_VERSION, citation_markers, load_vendor
 from adapters.trulens.units import UNPARSABLE, evidence_text
 
 CARD_NOTES = """\
@@ -42,9 +41,17 @@ class TrulensCitation:
     display_name = "TruLens citation attribution (CoT reasons)"
     short_name = "trulens.cite"
     higher_is_better = True
+    order = 42
     vendor = "trulens"
+    vendor_package = "trulens-core"
     unit = "answer"
     card_notes = CARD_NOTES
+    definition = ("TruLens 2.16.0 citation attribution with chain-of-thought reasons: one judge call over the whole "
+                  "answer gives 1 if every [N] marker points at a passage that supports its claim, else 0; an "
+                  "answer without markers is not applicable.")
+    shims = SHIMS
+    label_reading = None
+    judge = "adapters.trulens.judge:citation_reply"
 
     @classmethod
     def prepare(cls) -> None:
@@ -72,7 +79,3 @@ class TrulensCitation:
                            evidence_text(reason) or reason or None, (0, len(case.answer)),
                            detail={"score": score, "trulens_reason": reason})
         return CellResult.scored(score, (unit,), detail=detail)
-
-    @staticmethod
-    def reference_reply(req: JudgeRequest) -> str:
-        return judge.reply(req, ("citation",))

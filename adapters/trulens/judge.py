@@ -10,7 +10,7 @@ step            answer                                shape
 trivial filter  keep exactly the sentences that       Python list literal of strings (the
                 carry a claim or overlap the          prompt asks for one; TruLens parses it)
                 abstention span
-groundedness    ``trulens_sentence_score`` of the     single-line JSON ``{"criteria",
+groundedness    :func:`sentence_score` of the         single-line JSON ``{"criteria",
                 sentence's claims; an abstention      "supporting_evidence", "score"}``
                 sentence without claims: 3 with       (``ChainOfThoughtResponse``)
                 evidence ``ABSTENTION``
@@ -41,14 +41,15 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 
 from harness.metric import JudgeRequest, UnrecognisedRequest
 from harness.model import Case, Claim
-from harness.reference import abstention_span, claims_in, judged_claims, trulens_sentence_score
+from harness.reference import abstention_span, claims_in, judged_claims
 from harness.spans import overlaps
 
-from adapters.trulens.common import join_source
+from adapters.trulens.common import LABEL_READING, join_source
 
 TRIVIAL = "Consider the following list of statements. Identify and remove sentences that are stylistic"
 GROUNDEDNESS = "You are an INFORMATION OVERLAP classifier;"
@@ -72,6 +73,38 @@ def reply(req: JudgeRequest, steps: tuple[str, ...]) -> str:
     if step is None:
         raise UnrecognisedRequest(req.metric, f"none of the TruLens steps {', '.join(steps)}", req.prompt)
     return HANDLERS[step](req, user)
+
+
+def groundedness_reply(req: JudgeRequest) -> str:
+    """The reference reply to a ``trulens.groundedness`` request."""
+    return reply(req, ("trivial", "groundedness"))
+
+
+def answerability_reply(req: JudgeRequest) -> str:
+    """The reference reply to a ``trulens.groundedness_answerability`` request."""
+    return reply(req, ("trivial", "groundedness", "abstention", "answerability"))
+
+
+def citation_reply(req: JudgeRequest) -> str:
+    """The reference reply to a ``trulens.citation`` request."""
+    return reply(req, ("citation",))
+
+
+def sentence_score(claims: list[Claim]) -> int:
+    """TruLens 0-3 score of a sentence: the mean of its claims' scores (:data:`LABEL_READING`),
+    rounded half up.
+
+    >>> from harness.model import Claim
+    >>> c = lambda l: Claim("x", (0, 1), l)
+    >>> sentence_score([c("supported"), c("not_found")])
+    2
+    >>> sentence_score([c("inference")]), sentence_score([c("supported"), c("inference")])
+    (2, 3)
+    """
+    if not claims:
+        raise ValueError("a sentence without claims has no TruLens score in the reference table")
+    mean = sum(LABEL_READING[c.label] for c in claims) / len(claims)
+    return int(math.floor(mean + 0.5))
 
 
 def _refuse(req: JudgeRequest, step: str, why: str):
@@ -119,7 +152,7 @@ def sentence_verdict(case: Case, span: tuple[int, int]) -> tuple[int, str] | Non
             if c.label == "supported":
                 quotes += [case.evidence_text(e) for e in c.evidence if case.evidence_text(e).strip()]
         quotes = list(dict.fromkeys(quotes))
-        return trulens_sentence_score(claims), " ... ".join(quotes) or "NOTHING FOUND"
+        return sentence_score(claims), " ... ".join(quotes) or "NOTHING FOUND"
     if _abstains(case, span):
         return 3, "ABSTENTION"
     return None
