@@ -13,7 +13,7 @@ import tempfile
 
 import pytest
 
-from reports.testing import SCRIPT_A, SCRIPT_Q, canonical_run, write_hostile_cases
+from tests.synthetic import SCRIPT_A, SCRIPT_Q, canonical_run, write_hostile_cases
 from tests.conftest import ROOT
 
 ARTIFACTS = os.path.join(ROOT, "tests", "artifacts")

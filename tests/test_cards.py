@@ -8,7 +8,7 @@ import re
 import pytest
 
 from reports.cards import generate, write_cards
-from reports.testing import canonical_run
+from tests.synthetic import canonical_run
 from tests.conftest import ROOT
 
 CARDS = os.path.join(ROOT, "reports", "cards")

@@ -22,7 +22,7 @@ if __name__ == "__main__":  # pragma: no cover - recording entry point
 
 import pytest
 
-from harness.testing import score_cases
+from tests.scoring import score_cases
 from tests.contracts.deepeval_case import (CASE, FIXTURE, METRICS, STEPS, RecordingUpstream, load_fixture,
                                            step_of_body)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.testing import score_cases, score_one
+from tests.scoring import score_cases, score_one
 from tests.goldens import canonical_results
 from tests.contracts.deepeval_case import CASE, RecordingUpstream, step_of_body
 

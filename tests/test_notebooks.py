@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from reports.testing import canonical_run
+from tests.synthetic import canonical_run
 from tests.conftest import ROOT
 
 NOTEBOOKS = ("reproduce_discrepancy.ipynb", "choose_a_metric.ipynb")

@@ -63,7 +63,7 @@ def prompt_contract(step: str) -> dict:
 
 def request_contract() -> dict:
     """The request each step sends through the gateway (a one-claim case, reference judge)."""
-    from harness.testing import score_one
+    from tests.scoring import score_one
 
     case = contract_case()
     out = {}

@@ -54,7 +54,7 @@ def user_text(body) -> str:
 
 
 def run(metric, case, script=lambda body: None, attempts=1):
-    from harness.testing import score_one
+    from tests.scoring import score_one
     from harness.upstream import RetryPolicy
 
     policy = RetryPolicy(max_attempts=attempts, base_delay_s=0.0)

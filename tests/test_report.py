@@ -9,7 +9,7 @@ import re
 import pytest
 
 from harness.cases import load_cases
-from reports.testing import SCRIPT_A, SCRIPT_Q, synthetic_run, write_hostile_cases
+from tests.synthetic import SCRIPT_A, SCRIPT_Q, synthetic_run, write_hostile_cases
 from tests.conftest import ROOT, CANONICAL
 
 

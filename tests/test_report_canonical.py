@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from reports.testing import canonical_run
+from tests.synthetic import canonical_run
 
 
 def test_run_prints_report_path_and_top_divergences():

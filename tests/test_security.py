@@ -214,7 +214,7 @@ def test_trulens_trivial_filter_reply_is_not_executed(canonical, tmp_path):
 
     if "trulens.groundedness" not in registry.names():
         pytest.skip("no trulens.* metric registered")
-    from harness.testing import score_one
+    from tests.scoring import score_one
     from harness.upstream import ReferenceUpstream
 
     marker = tmp_path / "pwned-trivial"

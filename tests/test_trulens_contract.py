@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.cases import load_cases
-from harness.testing import score_one
+from tests.scoring import score_one
 from harness.upstream import ReferenceUpstream
 from tests.conftest import ROOT, CANONICAL
 

@@ -8,7 +8,7 @@ import pytest
 
 from harness.cases import load_cases
 from harness.reference import completion
-from harness.testing import score_one
+from tests.scoring import score_one
 from harness.upstream import ReferenceUpstream
 
 from adapters.trulens.common import load_vendor
