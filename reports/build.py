@@ -10,11 +10,7 @@ import os
 from dataclasses import dataclass, field
 
 from reports.divergence import DEFAULT_THRESHOLD
-
-VENDOR_PACKAGES = ("ragas", "deepeval", "trulens-core", "trulens-feedback", "trulens-providers-openai",
-                   "openai", "langchain-core", "langchain-openai", "instructor", "nltk")
-"""Packages named in the header; the rest of ``spec.packages`` goes in a details list."""
-
+from reports.header import VENDOR_PACKAGES, judge_lines, versions  # noqa: F401 - re-exported
 
 @dataclass
 class Report:
@@ -50,34 +46,6 @@ class Built:
     def top_lines(self, n: int = 3) -> list[str]:
         """One line per largest divergence (for the terminal)."""
         return [d.line(self.report.shorts) for d in self.report.divergences[:n]]
-
-
-def judge_lines(spec: dict) -> tuple[str, str]:
-    """(the judge in one line, what that means for reading the report).
-
-    >>> judge_lines({"judge": {"kind": "reference"}})[0]
-    'judge: reference (annotation-driven)'
-    >>> judge_lines({"judge": {"kind": "http", "model": "m", "url": "http://x/v1"}})[0]
-    'judge: m at http://x/v1'
-    """
-    j = spec.get("judge") or {}
-    if j.get("kind", "reference") == "reference":
-        return ("judge: reference (annotation-driven)",
-                "The reference judge answers every metric's prompts from the human claim labels, offline "
-                "and deterministically (label table v" + str(j.get("reference_version") or "?") + "). "
-                "The judge is held constant, so every difference between metrics below comes only from "
-                "their definitions.")
-    return (f"judge: {j.get('model')} at {j.get('url')}",
-            "A model judged this run. Differences between metrics mix their definitions with the "
-            "judge's own reading of each metric's prompts.")
-
-
-def versions(spec: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """(vendor packages, other packages) as (name, version) pairs."""
-    pk = spec.get("packages") or {}
-    main = [(p, str(pk.get(p) or "not installed")) for p in VENDOR_PACKAGES if p in pk]
-    rest = [(p, str(v or "not installed")) for p, v in sorted(pk.items()) if p not in VENDOR_PACKAGES]
-    return main, rest
 
 
 def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:

@@ -2,9 +2,8 @@
 resource. Every piece of run or case text goes through :func:`e` (HTML-escaped, quotes included)."""
 from __future__ import annotations
 
-import html as _html
-
 from reports import sections as S
+from reports.escape import e
 from reports.plots import data_uri
 from reports.stats import RESAMPLES
 
@@ -30,15 +29,6 @@ td.num{text-align:right;font-variant-numeric:tabular-nums} .matrix td{text-align
 .align td:nth-child(2){width:17em} .align td:last-child{width:14em}
 .legend span.k{display:inline-block;min-width:60px;text-align:center;border:1px solid #ccc;margin-right:6px;padding:0 4px}
 """
-
-
-def e(text) -> str:
-    """HTML-escape any value (quotes included).
-
-    >>> e('<script>alert("x")</script>')
-    '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;'
-    """
-    return _html.escape("" if text is None else str(text), quote=True)
 
 
 def score_style(v: float) -> str:
@@ -74,7 +64,7 @@ def render(rep) -> str:
 
 
 def header(rep) -> str:
-    from reports.build import judge_lines, versions
+    from reports.header import judge_lines, versions
 
     d = rep.data
     jl, jmeaning = judge_lines(d.spec)

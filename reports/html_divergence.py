@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from reports import sections as S
-from reports.html import e
+from reports.escape import e
 
 
 def section(rep) -> str:

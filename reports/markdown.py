@@ -24,7 +24,7 @@ def table(heads: list[str], rows: list[list[str]]) -> str:
 
 
 def render(rep, images: dict[str, str] | None = None) -> str:
-    from reports.build import judge_lines, versions
+    from reports.header import judge_lines, versions
 
     d, im = rep.data, images or {}
     jl, jmeaning = judge_lines(d.spec)

@@ -34,7 +34,7 @@ def _expected(entry, path: str) -> str:
 
 @pytest.mark.parametrize("entry", TABLE, ids=[e["id"] for e in TABLE])
 def test_bad_input_exits_2_with_the_exact_message(entry, tmp_path, capsys):
-    from harness.cli import main
+    from harness_cli import main
 
     path = _path(entry, tmp_path)
     out = tmp_path / "out"
@@ -73,7 +73,7 @@ def test_every_corpus_file_is_in_the_table():
 
 def test_the_valid_base_file_runs_and_exits_0(tmp_path, capsys):
     """Each bad file is this valid case with one defect: the control."""
-    from harness.cli import main
+    from harness_cli import main
 
     rc = main(["run", "--cases", os.path.join(HERE, "valid.jsonl"), "--metrics", "inhouse.span",
                "--out", str(tmp_path), "--run-id", "ok", "--no-progress"])

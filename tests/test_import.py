@@ -7,7 +7,7 @@ import os
 import pytest
 
 from harness.cases import CaseFileError, load_cases, parse_case
-from harness.cli import main
+from harness_cli import main
 
 RAGAS_ROWS = [
     {"user_input": "How hot should the oven be?", "retrieved_contexts": ["Heat the oven to 350 F.", "Cool on a rack."],

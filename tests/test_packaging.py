@@ -12,7 +12,7 @@ import tomllib
 
 import pytest
 
-from harness.cli import main
+from harness_cli import main
 from tests.conftest import CANONICAL, ROOT
 
 PYPROJECT = tomllib.load(open(os.path.join(ROOT, "pyproject.toml"), "rb"))

@@ -19,7 +19,7 @@ def _modules_after(code: str) -> set[str]:
 
 
 def test_help_imports_no_vendor_or_heavy_module():
-    loaded = _modules_after("from harness.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass")
+    loaded = _modules_after("from harness_cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass")
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 
 
@@ -57,7 +57,7 @@ def test_every_registered_adapter_meets_the_protocol():
 
 
 def test_run_prints_table_store_and_writes_csv(tmp_path):
-    from harness.cli import main
+    from harness_cli import main
 
     csv_path = tmp_path / "s.csv"
     rc = main(["run", "--metrics", "inhouse.span", "--out", str(tmp_path), "--run-id", "t", "--no-progress",
@@ -78,7 +78,7 @@ def test_run_prints_table_store_and_writes_csv(tmp_path):
     (["run", "--divergence-threshold", "1.5"], "--divergence-threshold must be between 0 and 1, got 1.5"),
 ])
 def test_bad_options_exit_2(argv, message, capsys, tmp_path):
-    from harness.cli import main
+    from harness_cli import main
 
     assert main(argv + ["--out", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err

@@ -152,7 +152,7 @@ def test_changed_case_file_hides_texts(synthetic, tmp_path):
 
 
 def test_report_command(synthetic, tmp_path, capsys):
-    from harness.cli import main
+    from harness_cli import main
 
     run = synthetic.report.data.run_dir
     assert main(["report", run, "--report-dir", str(tmp_path), "--divergence-threshold", "0.5"]) == 0

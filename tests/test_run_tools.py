@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import harness
-from harness.cli import main
+from harness_cli import main
 from tests.conftest import CANONICAL
 
 

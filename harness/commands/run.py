@@ -1,32 +1,27 @@
-"""The ``harness`` command line. Only argparse is imported at start-up: ``--help`` stays instant;
-each command imports what it needs (the vendor stack only when a vendor metric runs).
+"""``harness run``: score every case with every metric through one judge, print the table.
+
+Nothing heavy is imported at module level (``--help`` stays instant); the vendor stack is imported
+only when a vendor metric runs. Commands that extend ``run`` (the report step, from reports/) are
+attached by the composition root, ``harness_cli.py``: each has ``check(args)``, run before anything
+starts, and ``after(args, outcome) -> int``, run after the store is written (non-zero: exit 1).
 
 Exit codes: 0 done; 1 the run finished but some cells errored (or the run itself failed);
 2 bad input (a case file, a metric name, an option).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 from harness.defaults import DEFAULT_CASES
+from harness.errors import BadInput
 
 OPENAI_URL = "https://api.openai.com/v1"
+NAME = "run"
 
 
-class BadInput(Exception):
-    """Exit code 2 with this message."""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="harness",
-        description="Run Ragas, DeepEval and TruLens groundedness metrics and an in-house span scorer "
-                    "on the same annotated cases, through one judge, and show where they diverge.")
-    p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
-
+def add_parser(sub):
+    """Register ``run`` on the ``harness`` subparsers; return its parser."""
     r = sub.add_parser("run", help="score every case with every metric (default: all, reference judge)",
                        description="Score cases x metrics through one judge; resumable by --run-id.")
     r.add_argument("--cases", default=DEFAULT_CASES, help=f"JSONL case file (default {DEFAULT_CASES})")
@@ -57,89 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "malformed=0.02,truncated=0.02,schema=0.02[,retry_after=1]; see harness/faults.py")
     r.add_argument("--fault-seed", type=int, metavar="N",
                    help="seed of --faults (default 0): the same seed faults the same calls, so a run replays")
-    from reports.divergence import DEFAULT_THRESHOLD
-
-    r.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
-                   help=f"report: smallest score spread that counts as a divergence (default {DEFAULT_THRESHOLD})")
-
-    sub.add_parser("metrics", help="list the registered metrics")
-    from reports.cli import add_parsers as add_report_parsers
-
-    add_report_parsers(sub)
-    for command in _store_commands().values():
-        command.add_parser(sub)
-
-    from harness.importers.cli import add_parser as add_import_parser
-
-    add_import_parser(sub)
-
-    v = sub.add_parser("validate", help="check a case file and report every problem")
-    v.add_argument("cases", nargs="?", default=DEFAULT_CASES)
-
-    jd = sub.add_parser("judge", help="the reference judge as a standalone server")
-    jsub = jd.add_subparsers(dest="judge_command", metavar="SUBCOMMAND")
-    s = jsub.add_parser("serve", help="serve the reference judge, OpenAI-compatible, on 127.0.0.1")
-    s.add_argument("--cases", default=DEFAULT_CASES, help="the case file whose annotations it answers from")
-    s.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
-    s.add_argument("--latency-ms", type=float, default=0.0, help="injected latency per call")
-    return p
+    return r
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    try:
-        if args.command == "run":
-            return cmd_run(args)
-        if args.command == "metrics":
-            return cmd_metrics(args)
-        if args.command == "validate":
-            return cmd_validate(args)
-        if args.command == "import":
-            from harness.importers.cli import run as run_import
-
-            return run_import(args)
-        if args.command in ("report", "cards"):
-            from reports.cli import run_command
-
-            return run_command(args)
-        if args.command in _store_commands():
-            return _store_commands()[args.command].run(args)
-        if args.command == "judge":
-            if args.judge_command != "serve":
-                parser.parse_args(["judge", "--help"])
-            return cmd_judge_serve(args)
-    except BadInput as e:
-        print(f"harness: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("harness: interrupted; finished cells are kept, rerun with the same --run-id to resume",
-              file=sys.stderr)
-        return 1
-    parser.error(f"unknown command {args.command!r}")
-    return 2
-
-
-def _store_commands() -> dict:
-    """The subcommands that read run stores (``reports/commands``), by name."""
-    from reports.commands import check, compare, export
-
-    return {"check": check, "compare": compare, "export": export}
-
-
-def version() -> str:
-    """The installed package's version (the source tree's when it is not installed)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("groundedness-harness")
-    except metadata.PackageNotFoundError:
-        from harness import __version__
-
-        return __version__
+def run(args) -> int:
+    """Dispatch ``harness run``."""
+    return cmd_run(args)
 
 
 def _load(path: str):
@@ -210,12 +128,8 @@ def cmd_run(args) -> int:
         raise BadInput("--concurrency must be at least 1")
     if args.retries < 0:
         raise BadInput("--retries must be 0 or more")
-    from reports.cli import check_threshold
-
-    try:
-        check_threshold(args.divergence_threshold)
-    except ValueError as e:
-        raise BadInput(str(e)) from None
+    for ext in getattr(args, "extensions", ()):
+        ext.check(args)
     faults = fault_injector(args)
     cases = _load(args.cases)
     metrics = _metrics(args.metrics)
@@ -261,49 +175,6 @@ def cmd_run(args) -> int:
     finally:
         store.close()
     print(f"store: {outcome.store_path}")
-    from reports.cli import report_after_run
-
-    report_failed = report_after_run(outcome.run_dir, args.divergence_threshold)
+    report_failed = any([ext.after(args, outcome) for ext in getattr(args, "extensions", ())])
     n_err = sum(c.get("error", 0) for m, c in outcome.counts.items() if m in metrics)
     return 1 if (n_err or report_failed) else 0
-
-
-def cmd_metrics(args) -> int:
-    from harness import registry
-    from harness.extras import missing_vendor
-
-    for name in registry.names():
-        cls = registry.get(name)
-        missing = missing_vendor(cls)
-        state = f"  [unavailable: {missing}]" if missing else ""
-        print(f"{name:36} v{cls.version:4} {cls.display_name} (unit: {cls.unit}){state}")
-    return 0
-
-
-def cmd_judge_serve(args) -> int:
-    import errno
-
-    from harness.gateway import serve_reference
-
-    cases = _load(args.cases)
-    try:
-        serve_reference(cases.path, args.port, args.latency_ms)
-    except OSError as e:
-        if e.errno == errno.EADDRINUSE:
-            raise BadInput(f"judge serve: port {args.port} on 127.0.0.1 is already in use; "
-                           "pick another --port (0: any free port)") from None
-        raise BadInput(f"judge serve: cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}") from None
-    return 0
-
-
-def cmd_validate(args) -> int:
-    cases = _load(args.cases)
-    n_claims = sum(len(c.annotation.claims) for c in cases if c.annotation is not None)
-    bare = sum(c.annotation is None for c in cases)
-    note = f" ({bare} without annotation: a real judge is needed for those)" if bare else ""
-    print(f"{args.cases}: {len(cases)} cases, {n_claims} claims, valid{note}")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

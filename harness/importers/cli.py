@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import sys
 
+NAME = "import"
 
-def add_parser(sub) -> None:
+
+def add_parser(sub):
     """Add ``import`` to the ``harness`` subcommands."""
     from harness.importers import FORMATS
 
@@ -14,6 +16,7 @@ def add_parser(sub) -> None:
     p.add_argument("format", choices=sorted(FORMATS), help="the export's format")
     p.add_argument("file", help="the export file (.jsonl, .json or .csv)")
     p.add_argument("--out", required=True, help="the case file to write (JSONL)")
+    return p
 
 
 def run(args) -> int:

@@ -29,7 +29,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Run the command; bad input (no such run, a malformed option) raises BadInput (exit 2)."""
-    from harness.cli import BadInput
+    from harness.errors import BadInput
 
     try:
         return _run(args)

@@ -1,0 +1,80 @@
+"""The ``harness`` command line, composed at the top (the console script ``harness``).
+
+This is the one module that sees every layer: it lists the subcommands (one module each, with
+``NAME``, ``add_parser(sub)`` and ``run(args) -> int``) and the extensions of a command (``EXTENDS``,
+``add_arguments(parser)``, ``check(args)``, ``after(args, outcome)``), so that harness/ imports
+neither reports/ nor adapters/. Only argparse and the command modules (which import nothing heavy at
+module level) are imported at start-up: ``--help`` stays instant.
+
+Exit codes: 0 done; 1 the run finished but some cells errored (or the run itself failed);
+2 bad input (a case file, a metric name, an option).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.commands import judge, metrics, run, validate
+from harness.errors import BadInput
+from harness.importers import cli as import_
+from reports.commands import cards, check, compare, export, report, run_report
+
+COMMANDS = (run, metrics, report, cards, check, compare, export, import_, validate, judge)
+"""Subcommands, in the order ``--help`` lists them (each module's ``NAME``, else its module name).
+Adding one: a module, and an entry here."""
+EXTENSIONS = (run_report,)
+"""Modules that extend another command (``EXTENDS`` names it)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="harness",
+        description="Run Ragas, DeepEval and TruLens groundedness metrics and an in-house span scorer "
+                    "on the same annotated cases, through one judge, and show where they diverge.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    parsers = {}
+    for command in COMMANDS:
+        name = getattr(command, "NAME", command.__name__.rpartition(".")[2])
+        parsers[name] = command.add_parser(sub)
+        parsers[name].set_defaults(handler=command.run, extensions=())
+    for ext in EXTENSIONS:
+        ext.add_arguments(parsers[ext.EXTENDS])
+    for name in parsers:
+        exts = tuple(e for e in EXTENSIONS if e.EXTENDS == name)
+        if exts:
+            parsers[name].set_defaults(extensions=exts)
+    return p
+
+
+def version() -> str:
+    """The installed package's version (the source tree's when it is not installed)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("groundedness-harness")
+    except metadata.PackageNotFoundError:
+        from harness import __version__
+
+        return __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return args.handler(args)
+    except BadInput as e:
+        print(f"harness: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("harness: interrupted; finished cells are kept, rerun with the same --run-id to resume",
+              file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""``harness cards``: regenerate the metric cards (reports/cards/) from a reference run."""
+from __future__ import annotations
+
+import os
+
+from harness.errors import BadInput
+
+NAME = "cards"
+DEFAULT_CARDS_DIR = "reports/cards"
+
+
+def add_parser(sub):
+    """Register ``cards`` on the ``harness`` subparsers; return its parser."""
+    c = sub.add_parser("cards", help="regenerate the metric cards (reports/cards/) from a reference run",
+                       description="Run the canonical set with the reference judge (or read --from-run) and "
+                                   "write one Markdown card per metric.")
+    c.add_argument("--from-run", metavar="RUN", help="use this run (a reference-judge run of the canonical set)")
+    c.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
+    c.add_argument("--cards-dir", default=DEFAULT_CARDS_DIR, help=f"output directory (default {DEFAULT_CARDS_DIR})")
+    c.add_argument("--check", action="store_true", help="write nothing; exit 1 if any card would change")
+    return c
+
+
+def run(args) -> int:
+    """Dispatch ``harness cards`` (a missing run or a bad option is bad input)."""
+    try:
+        return cmd_cards(args)
+    except FileNotFoundError as e:
+        raise BadInput(str(e)) from None
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+
+
+def cmd_cards(args) -> int:
+    from reports.cards import canonical_reference_run, generate, write_cards
+
+    run = args.from_run or canonical_reference_run()
+    cards = generate(run, args.out)
+    changed = write_cards(cards, args.cards_dir, check=args.check)
+    verb = "would change" if args.check else "written"
+    for name in sorted(cards):
+        print(f"{'*' if name in changed else ' '} {os.path.join(args.cards_dir, name)}")
+    print(f"{len(changed)} card(s) {verb}" if changed else f"all {len(cards)} cards up to date")
+    return 1 if (args.check and changed) else 0

@@ -1,0 +1,47 @@
+"""The report step of ``harness run``: an extension of the ``run`` command (``EXTENDS``) that adds
+``--divergence-threshold``, checks it before the run starts, and builds the report afterwards."""
+from __future__ import annotations
+
+import sys
+
+from harness.errors import BadInput
+
+EXTENDS = "run"
+
+
+def add_arguments(parser) -> None:
+    """Add the report's options to ``harness run``."""
+    from reports.divergence import DEFAULT_THRESHOLD
+
+    parser.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
+                        help=f"report: smallest score spread that counts as a divergence (default {DEFAULT_THRESHOLD})")
+
+
+def check(args) -> None:
+    """Before the run: a threshold outside [0, 1] is bad input."""
+    from reports.commands.report import check_threshold
+
+    try:
+        check_threshold(args.divergence_threshold)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+
+
+def after(args, outcome) -> int:
+    """After the run: build its report; 1 if it could not be built."""
+    return report_after_run(outcome.run_dir, args.divergence_threshold)
+
+
+def report_after_run(run_dir: str, threshold: float) -> int:
+    """Build the report at the end of ``harness run``; print its path and the top divergences."""
+    from reports.build import build
+    from reports.commands.report import check_threshold, print_top
+
+    try:
+        built = build(run_dir, run_dir, check_threshold(threshold))
+    except Exception as e:  # noqa: BLE001 - the run is kept; say why the report is missing
+        print(f"report: not built ({type(e).__name__}: {e})", file=sys.stderr)
+        return 1
+    print(f"report: {built.html_path}")
+    print_top(built)
+    return 0
