@@ -11,7 +11,7 @@ GLANCE_INTRO = "Divergent cases grouped by the reason the rules give (reports/re
 
 def html(rep) -> str:
     from reports.decision import needs, sources
-    from reports.html import e
+    from reports.markup import e
 
     rows = "".join(
         f"<tr><th>{e(n.need)}</th><td><b>{e(', '.join(rep.shorts[m] for m in n.recommended) or 'none of these')}</b></td>"
@@ -24,7 +24,7 @@ def html(rep) -> str:
 
 def markdown(rep) -> list[str]:
     from reports.decision import needs, sources
-    from reports.markdown import m, table
+    from reports.markup import m, table
 
     heads = ["need", "use", "because it"] + (["agreement with labels"] if _agree(rep) else [])
     rows = [[m(n.need), "**" + m(", ".join(rep.shorts[x] for x in n.recommended) or "none of these") + "**", m(n.why)]
@@ -41,7 +41,7 @@ def _agree(rep) -> bool:
 def glance_html(rep, anchors: dict[str, int]) -> str:
     """Divergences grouped by reason; ``anchors`` maps a case id to its detail anchor."""
     from reports.decision import groups
-    from reports.html import e
+    from reports.markup import e
     from reports.sections import TITLES
 
     if not rep.divergences:
@@ -59,7 +59,7 @@ def glance_html(rep, anchors: dict[str, int]) -> str:
 
 def glance_markdown(rep) -> list[str]:
     from reports.decision import groups
-    from reports.markdown import m, table
+    from reports.markup import m, table
     from reports.sections import TITLES
 
     out = [f"## {TITLES['glance']}", ""]

@@ -3,7 +3,7 @@ resource. Every piece of run or case text goes through :func:`e` (HTML-escaped, 
 from __future__ import annotations
 
 from reports import sections as S
-from reports.escape import e
+from reports.markup import e
 from reports.plots import data_uri
 from reports.stats import RESAMPLES
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from reports import sections as S
-from reports.escape import e
+from reports.markup import e
 
 
 def section(rep) -> str:

@@ -2,25 +2,8 @@
 from __future__ import annotations
 
 from reports import sections as S
+from reports.markup import m, table  # noqa: F401 - re-exported for the cards and renderers
 from reports.stats import RESAMPLES
-
-_MD = str.maketrans({"|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]",
-                     "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": " ", "\r": " ", "#": "\\#"})
-
-
-def m(text) -> str:
-    """Escape any value for a Markdown table cell or line (no HTML, no formatting, no line breaks).
-
-    >>> m("<script>a|b</script>")
-    '&lt;script&gt;a\\\\|b&lt;/script&gt;'
-    """
-    return ("" if text is None else str(text)).translate(_MD)
-
-
-def table(heads: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def render(rep, images: dict[str, str] | None = None) -> str:

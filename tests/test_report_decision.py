@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from reports.testing import canonical_run
+from tests.synthetic import canonical_run
 
 
 @pytest.fixture(scope="module")

@@ -86,7 +86,7 @@ def test_compare_names_a_judge_change_and_status_changes(tmp_path, canonical):
     from reports.compare import compare
     from reports.compare_render import markdown
     from reports.data import load_run
-    from reports.testing import synthetic_run
+    from tests.synthetic import synthetic_run
 
     synthetic_run(str(tmp_path / "x"), canonical, run_id="x")
     synthetic_run(str(tmp_path / "y"), canonical, run_id="y")
