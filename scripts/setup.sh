@@ -17,5 +17,22 @@ if [ ! -x "$TOOLS/bin/uv" ] || [ "$("$TOOLS/bin/uv" --version | cut -d' ' -f2)" 
       --target "$TOOLS/lib" "uv==$UV_VERSION"
   mkdir -p "$TOOLS/bin" && ln -sf "../lib/bin/uv" "$TOOLS/bin/uv"
 fi
-echo "setup: syncing .venv with uv.lock (frozen)" >&2
-"$TOOLS/bin/uv" sync --frozen --all-extras --python "$PY" --quiet
+# `uv sync --frozen` downloads from the URLs written in uv.lock, whatever index is configured; so when you
+# have configured one for uv (a mirror), the same pins and hashes are installed through it instead.
+index=""
+for v in UV_DEFAULT_INDEX UV_INDEX_URL UV_INDEX UV_EXTRA_INDEX_URL; do [ -n "${!v:-}" ] && index="\$$v"; done
+for f in "${XDG_CONFIG_HOME:-$HOME/.config}/uv/uv.toml" /etc/uv/uv.toml; do
+  [ -f "$f" ] && grep -qE '^\s*(\[\[index\]\]|index-url|extra-index-url)' "$f" && index="$f"
+done
+if [ -z "$index" ]; then
+  echo "setup: syncing .venv with uv.lock (frozen)" >&2
+  "$TOOLS/bin/uv" sync --frozen --all-extras --python "$PY" --quiet
+else
+  echo "setup: installing uv.lock's pins and hashes through your index ($index)" >&2
+  req=$(mktemp)
+  trap 'rm -f "$req"' EXIT
+  "$TOOLS/bin/uv" export --frozen --all-extras --format requirements-txt --no-emit-project --quiet -o "$req"
+  [ -x .venv/bin/python ] || "$TOOLS/bin/uv" venv --python "$PY" --quiet .venv
+  "$TOOLS/bin/uv" pip sync --python .venv/bin/python --quiet "$req"
+  "$TOOLS/bin/uv" pip install --python .venv/bin/python --no-deps --quiet -e .
+fi

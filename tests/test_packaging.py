@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -57,7 +58,8 @@ def test_vendors_are_extras_and_test_tools_a_dev_group():
 
 def test_setup_honours_the_users_package_config_and_ci_checks_the_lock():
     setup = open(os.path.join(ROOT, "scripts", "setup.sh")).read()
-    assert "PIP_CONFIG_FILE" not in setup and "--index-url" not in setup and "UV_INDEX" not in setup
+    assert "PIP_CONFIG_FILE" not in setup and "--index-url" not in setup and "--default-index" not in setup
+    assert not re.search(r"(export\s+|^\s*)UV_(DEFAULT_)?INDEX\w*=", setup, re.M)   # read, never set
     assert "--all-extras" in setup and "--frozen" in setup
     assert "uv lock --check" in open(os.path.join(ROOT, ".ci", "run")).read()
 
@@ -102,3 +104,31 @@ def test_judge_serve_on_a_busy_port_is_one_line_and_exit_2():
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == (f"harness: judge serve: port {port} on 127.0.0.1 is already in use; "
                                 "pick another --port (0: any free port)")
+
+
+def test_the_mirror_path_installs_the_same_pins():
+    """With a uv index configured, setup.sh installs ``uv export``'s pins and hashes through it instead of
+    ``uv sync --frozen`` (which would fetch from the lock's URLs): the export must pin exactly what the
+    synced venv holds, each with a hash."""
+    from importlib import metadata
+
+    from packaging.markers import Marker
+
+    setup = open(os.path.join(ROOT, "scripts", "setup.sh")).read()
+    assert 'export --frozen --all-extras --format requirements-txt --no-emit-project' in setup
+    r = subprocess.run([os.path.join(ROOT, ".tools", "bin", "uv"), "export", "--frozen", "--all-extras", "--format",
+                        "requirements-txt", "--no-emit-project", "--quiet"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    pins = {}
+    for line in r.stdout.splitlines():
+        if "==" in line and not line.startswith((" ", "#")):
+            req, _, marker = line.rstrip(" \\").partition(";")
+            if marker.strip() and not Marker(marker.strip()).evaluate():
+                continue   # another platform's pin (appnope, colorama)
+            name, version = req.strip().split("==")
+            pins[name.lower().replace("_", "-")] = version
+    assert r.stdout.count("--hash=sha256:") >= len(pins) > 150
+    installed = {d.metadata["Name"].lower().replace("_", "-"): d.version for d in metadata.distributions()}
+    installed.pop("groundedness-harness", None)
+    assert {k: v for k, v in installed.items() if k in pins} == pins
