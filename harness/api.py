@@ -170,6 +170,10 @@ def metric_names(metrics) -> list[str]:
     """Registered names from None, a comma-separated string or a list."""
     from harness import registry
 
+    if metrics is not None and not isinstance(metrics, str):
+        metrics = list(metrics)
+        if not metrics:
+            raise ValueError("no metrics selected (metrics=None means all)")
     spec = metrics if metrics is None or isinstance(metrics, str) else ",".join(metrics)
     from harness.extras import select
 
@@ -192,6 +196,10 @@ def judge_config(judge):
     if isinstance(judge, JudgeConfig):
         return judge
     if isinstance(judge, dict):
+        unknown = sorted(set(judge) - {"url", "model", "key_env"})
+        if unknown or not judge.get("url") or not judge.get("model"):
+            raise ValueError("judge must be a dict with 'url' and 'model' (and optionally 'key_env', the NAME of "
+                             f"the environment variable holding the key); got keys {sorted(judge)}")
         cfg = JudgeConfig(**judge)
         if cfg.key_env and not os.environ.get(cfg.key_env):
             raise ValueError(f"environment variable {cfg.key_env} is not set (it should hold the judge's key)")

@@ -86,6 +86,10 @@ def test_bad_input_names_the_case_and_field(tmp_path):
         harness.evaluate(rows, metrics=["inhouse.span"], out_dir=str(tmp_path))
     with pytest.raises(ValueError, match="unknown metric 'inhouse.spam'"):
         harness.evaluate(CANONICAL, metrics=["inhouse.spam"], out_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="no metrics selected"):
+        harness.evaluate(CANONICAL, metrics=[], out_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="judge must be a dict with 'url' and 'model'"):
+        harness.evaluate(CANONICAL, metrics=["inhouse.span"], judge={"url": "http://x/v1"}, out_dir=str(tmp_path))
     with pytest.raises(TypeError, match="unknown option"):
         harness.evaluate(CANONICAL, metrics=["inhouse.span"], outdir=str(tmp_path))
 
