@@ -172,13 +172,9 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
     async def one(case: Case, name: str):
         async with sem:
             cls = classes[name]
-            endpoint = Endpoint(gateway.cell_url(run_id, case.id, name), opts.judge.model,
-                                timeout_s=client_timeout(opts), pool=pools)
             t0 = time.perf_counter()
-            result = await score_cell(cls, case, endpoint, opts.cell_timeout_s,
-                                      lambda: gateway.peek(run_id, case.id, name))
-            await gateway.settle(run_id, case.id, name, endpoint.timeout_s)   # calls still in flight count too
-            ledger, calls = gateway.take(run_id, case.id, name)
+            result, ledger, calls = await run_cell(gateway, cls, run_id, case, name, opts.judge.model, pools,
+                                                   client_timeout(opts), opts.cell_timeout_s)
             store.write_cell(case.id, name, cls.version, digests[case.id], result, ledger, calls,
                              (time.perf_counter() - t0) * 1000.0)
             progress.tick(result.status)
@@ -190,6 +186,18 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
         await pools.aclose()
         await gateway.aclose()
     return len(todo), reused
+
+
+async def run_cell(gateway: Gateway, cls, run_id: str, case: Case, name: str, model: str, pools,
+                   client_timeout_s: float, cell_timeout_s: float):
+    """One cell from start to end, the only place that does it (the runner and the tests' scorer
+    both call it): the adapter scores the case through the cell's gateway URL, the calls still in
+    flight settle, and the cell's ledger and call records are taken. Returns (result, ledger, calls)."""
+    endpoint = Endpoint(gateway.cell_url(run_id, case.id, name), model, timeout_s=client_timeout_s, pool=pools)
+    result = await score_cell(cls, case, endpoint, cell_timeout_s, lambda: gateway.peek(run_id, case.id, name))
+    await gateway.settle(run_id, case.id, name, endpoint.timeout_s)   # calls still in flight count too
+    ledger, calls = gateway.take(run_id, case.id, name)
+    return result, ledger, calls
 
 
 async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek=None) -> CellResult:

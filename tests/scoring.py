@@ -5,7 +5,6 @@ import asyncio
 from dataclasses import dataclass
 
 from harness.gateway import CallRecord, Gateway
-from harness.metric import Endpoint
 from harness.model import Case, CellResult, Ledger
 from harness.upstream import ReferenceUpstream, RetryPolicy
 
@@ -22,7 +21,7 @@ def score_cases(metric: str, cases: list[Case], *, run: str = "test", concurrenc
     """Score ``cases`` with ``metric`` (reference judge unless ``upstream`` is given)."""
     from harness import registry
     from harness.http import Pools
-    from harness.runner import score_cell
+    from harness.runner import run_cell
     from harness.transport import GatewayTransport
 
     cls = registry.get(metric)
@@ -36,10 +35,7 @@ def score_cases(metric: str, cases: list[Case], *, run: str = "test", concurrenc
 
         async def one(case):
             async with sem:
-                ep = Endpoint(gw.cell_url(run, case.id, metric), "reference-judge", pool=pools)
-                res = await score_cell(cls, case, ep, 600, lambda: gw.peek(run, case.id, metric))
-                await gw.settle(run, case.id, metric, 60)
-                ledger, calls = gw.take(run, case.id, metric)
+                res, ledger, calls = await run_cell(gw, cls, run, case, metric, "reference-judge", pools, 600, 600)
                 return case.id, Scored(res, ledger, calls)
 
         try:
