@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from harness.spans import locate, overlaps, sentence_spans
+
 Label = Literal["supported", "inference", "not_found", "contradicted"]
 """A human claim label. ``inference``: follows from the context but no span states it."""
 
@@ -102,7 +104,11 @@ class Annotation:
 
 @dataclass(frozen=True)
 class Case:
-    """One case: a question, its retrieved contexts, an answer, and (optionally) the human labels."""
+    """One case: a question, its retrieved contexts, an answer, and (optionally) the human labels.
+
+    The annotation views are methods (``judged_claims``, ``claims_in``, ``claim_for_text``,
+    ``abstention_at``, ``unit_span``): what the human labels say, read the one way every part of
+    the project reads them (reference-judge handlers, adapters' unit spans, reports' alignment)."""
 
     id: str
     """Unique identifier within the file."""
@@ -143,6 +149,55 @@ class Case:
     def context_texts(self) -> list[str]:
         """The passages' texts, in order (what vendors take as ``retrieved_contexts``)."""
         return [c.text for c in self.contexts]
+
+    def judged_claims(self) -> list[Claim]:
+        """The claims the annotation states: its claims, or, for RAGTruth-style data (spans, no
+        claims), one claim per answer sentence labelled by the spans it overlaps.
+
+        >>> from harness.model import Annotation, Case, HallucinationSpan
+        >>> c = Case("x", "q", (), "It is red. It is big.",
+        ...          Annotation((), True, False, spans=(HallucinationSpan(11, 21, "not_found"),)))
+        >>> [(k.text, k.label) for k in c.judged_claims()]
+        [('It is red.', 'supported'), ('It is big.', 'not_found')]
+        """
+        ann = self.annotation
+        if ann is None:
+            return []
+        if ann.claims or not ann.spans:
+            return list(ann.claims)
+        out = []
+        for s, e in sentence_spans(self.answer):
+            hit = [sp.label for sp in ann.spans if overlaps((s, e), (sp.start, sp.end))]
+            label = "contradicted" if "contradicted" in hit else ("not_found" if hit else "supported")
+            out.append(Claim(self.answer[s:e], (s, e), label))
+        return out
+
+    def claims_in(self, span: tuple[int, int]) -> list[Claim]:
+        """The judged claims whose answer span overlaps ``span``."""
+        return [c for c in self.judged_claims() if overlaps(c.answer_span, span)]
+
+    def claim_for_text(self, text: str) -> Claim | None:
+        """The judged claim whose text is ``text`` (whitespace- and case-insensitive), or None."""
+        key = " ".join(text.split()).lower()
+        for c in self.judged_claims():
+            if " ".join(c.text.split()).lower() == key:
+                return c
+        return None
+
+    def abstention_at(self) -> tuple[int, int] | None:
+        """Where the answer abstains, if it does (the whole answer unless the annotation says where)."""
+        ann = self.annotation
+        if ann is None or not ann.abstention:
+            return None
+        return ann.abstention_span or (0, len(self.answer))
+
+    def unit_span(self, text: str) -> tuple[int, int] | None:
+        """Span of a unit of judgement in the answer: a judged claim with that text gives its
+        annotated span; otherwise :func:`harness.spans.locate` (None: not located)."""
+        claim = self.claim_for_text(text)
+        if claim is not None:
+            return claim.answer_span
+        return locate(text, self.answer)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@ It answers each metric's prompts from the case's human claim labels, applying ea
 to those labels as the rubric's text instructs. The judge is held constant, so differences between
 metrics come only from their definitions. Each metric's reading of the labels is data on its class
 (``label_reading``, one row of the table below) and its request handling lives with its adapter
-(the ``judge`` handler the class names); this module dispatches to it.
+(the ``judge`` handler the class names); this module dispatches to it. The annotation views the
+handlers read (judged claims, claims in a span, the abstention) are methods of the case
+(:class:`harness.model.Case`).
 
 The label table (changing it is a versioned change: bump ``REFERENCE_VERSION`` and the versions of
 the metrics it affects, and say so on their cards):
@@ -34,61 +36,13 @@ import time
 from dataclasses import dataclass
 
 from harness.metric import JudgeRequest, UnrecognisedRequest
-from harness.model import Case, Claim
-from harness.spans import locate, overlaps, sentence_spans
+from harness.model import Case
 
 REFERENCE_VERSION = "1"
 """Version of the label table above."""
 
 MODEL_ID = "reference-judge"
 """The model id the reference judge reports."""
-
-
-def judged_claims(case: Case) -> list[Claim]:
-    """The claims the reference judge reads: the annotation's claims, or, for RAGTruth-style data
-    (spans, no claims), one claim per answer sentence labelled by the spans it overlaps."""
-    ann = case.annotation
-    if ann is None:
-        return []
-    if ann.claims or not ann.spans:
-        return list(ann.claims)
-    out = []
-    for s, e in sentence_spans(case.answer):
-        hit = [sp.label for sp in ann.spans if overlaps((s, e), (sp.start, sp.end))]
-        label = "contradicted" if "contradicted" in hit else ("not_found" if hit else "supported")
-        out.append(Claim(case.answer[s:e], (s, e), label))
-    return out
-
-
-def claims_in(case: Case, span: tuple[int, int]) -> list[Claim]:
-    """The judged claims whose answer span overlaps ``span``."""
-    return [c for c in judged_claims(case) if overlaps(c.answer_span, span)]
-
-
-def claim_for_text(case: Case, text: str) -> Claim | None:
-    """The judged claim whose text is ``text`` (whitespace- and case-insensitive), or None."""
-    key = " ".join(text.split()).lower()
-    for c in judged_claims(case):
-        if " ".join(c.text.split()).lower() == key:
-            return c
-    return None
-
-
-def abstention_span(case: Case) -> tuple[int, int] | None:
-    """Where the answer abstains, if it does."""
-    ann = case.annotation
-    if ann is None or not ann.abstention:
-        return None
-    return ann.abstention_span or (0, len(case.answer))
-
-
-def unit_span(case: Case, text: str) -> tuple[int, int] | None:
-    """Span of a unit in the answer: an annotated claim with that exact text gives its annotated
-    span; otherwise :func:`harness.spans.locate`."""
-    claim = claim_for_text(case, text)
-    if claim is not None:
-        return claim.answer_span
-    return locate(text, case.answer)
 
 
 def unannotated(cases) -> list[str]:
@@ -160,7 +114,6 @@ def completion(content: str, model: str, prompt_text: str) -> dict:
 
 
 __all__ = [
-    "REFERENCE_VERSION", "MODEL_ID", "judged_claims", "claims_in", "claim_for_text", "abstention_span",
-    "unit_span", "unannotated", "refuse_unannotated", "approx_tokens", "ReferenceJudge", "handler", "completion",
-    "UnrecognisedRequest",
+    "REFERENCE_VERSION", "MODEL_ID", "unannotated", "refuse_unannotated", "approx_tokens", "ReferenceJudge",
+    "handler", "completion", "UnrecognisedRequest",
 ]

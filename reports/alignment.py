@@ -1,6 +1,6 @@
 """Per-claim alignment: each metric's units mapped onto the annotation's claims by answer span.
 
-The rows are the claims the reference judge reads (``harness.reference.judged_claims``), plus the
+The rows are the claims the reference judge reads (``Case.judged_claims``), plus the
 abstention span when the answer abstains. A metric's unit lands on every row its span overlaps (a
 TruLens sentence carrying two claims lands on both, marked shared); a unit that overlaps no row gets
 a row of its own for that stretch of the answer ("not an annotated claim"); a whole-answer unit
@@ -122,11 +122,9 @@ def align(case, units: list[Unit]) -> list[Row]:
 
 
 def _backbone(case) -> list[Row]:
-    from harness.reference import abstention_span, judged_claims
-
     rows = [Row("claim", case.answer[s:e] or c.text, (s, e), c.label, c)
-            for c in judged_claims(case) for s, e in [c.answer_span]]
-    ab = abstention_span(case)
+            for c in case.judged_claims() for s, e in [c.answer_span]]
+    ab = case.abstention_at()
     if ab is not None and ab[1] > ab[0]:
         rows.append(Row("abstention", case.answer[ab[0]:ab[1]], ab, "abstention"))
     return rows

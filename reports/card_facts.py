@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 from collections import Counter, defaultdict
 
-from harness import reference as R
 from harness import registry
 from harness.metric import card_text_path
 
@@ -96,7 +95,7 @@ def label_counts(case) -> str:
     'S N'
     """
     letters = {"supported": "S", "inference": "I", "not_found": "N", "contradicted": "C"}
-    claims = R.judged_claims(case)
+    claims = case.judged_claims()
     return " ".join(letters[c.label] for c in claims) or "\u2013"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from harness import registry
+from harness.reference import REFERENCE_VERSION
 from harness.metric import card_text_path
 from harness.model import LABELS
 from reports import card_facts as F
@@ -53,7 +54,7 @@ def _facts(data, metric, info) -> list[str]:
             ["unit of judgement", m(info.unit)],
             ["score", "0 to 1, " + ("higher means better grounded" if info.higher_is_better else "lower is better")],
             ["judge calls per answer", f"{calls[0][0]} for most canonical cases (from {lo} to {hi})"],
-            ["reference label table", f"v{F.R.REFERENCE_VERSION} (`harness/reference.py`)"]]
+            ["reference label table", f"v{REFERENCE_VERSION} (`harness/reference.py`)"]]
     return [table(["", ""], rows)]
 
 

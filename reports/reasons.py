@@ -76,11 +76,9 @@ def _shared_mixed(c: Ctx) -> bool:
     """The subject judged this claim inside a unit that also carries a claim with another label."""
     if c.row is None or c.case is None:
         return False
-    from harness.reference import claims_in
-
     for m in c.row.marks.get(c.metric, []):
         if m.shared and m.unit.span is not None:
-            labels = {cl.label for cl in claims_in(c.case, m.unit.span)}
+            labels = {cl.label for cl in c.case.claims_in(m.unit.span)}
             if len(labels) > 1:
                 return True
     return False

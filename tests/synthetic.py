@@ -22,15 +22,12 @@ _DEEPEVAL_NORM = {"yes": "supported", "borderline": "ambiguous", "no": "unsuppor
 
 
 def _claim_units(case, raw_of, norm_of, kind="claim"):
-    from harness.reference import judged_claims
-
     return [UnitVerdict(i, c.text, norm_of(c), str(raw_of(c)), kind, span=c.answer_span)
-            for i, c in enumerate(judged_claims(case))]
+            for i, c in enumerate(case.judged_claims())]
 
 
 def synthetic_cell(metric: str, case) -> CellResult:
     """What ``metric``'s definition gives on ``case`` under the reference label table (imitation)."""
-    from harness import reference as R
     from harness import registry
     from harness.spans import sentence_spans
 
@@ -39,7 +36,7 @@ def synthetic_cell(metric: str, case) -> CellResult:
 
     nli = registry.get("ragas.faithfulness").label_reading
     deepeval = registry.get("deepeval.faithfulness").label_reading
-    claims = R.judged_claims(case)
+    claims = case.judged_claims()
     if metric == "inhouse.span":
         if not claims:
             return CellResult.unscored("no claims: the answer asserts nothing checkable")
@@ -76,10 +73,10 @@ def synthetic_cell(metric: str, case) -> CellResult:
         good = all(c.cited_context_id in {e.context_id for e in c.evidence} for c in cited)
         return CellResult.scored(1.0 if good else 0.0)
     if metric.startswith("trulens."):
-        ab = R.abstention_span(case)
+        ab = case.abstention_at()
         units, scores = [], []
         for i, (s, e) in enumerate(sentence_spans(case.answer)):
-            inside = R.claims_in(case, (s, e))
+            inside = case.claims_in((s, e))
             if inside:
                 k = sentence_score(inside)
             elif ab is not None:

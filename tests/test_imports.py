@@ -1,6 +1,7 @@
 """The import graph of the project's own modules, read with ``ast`` (every import statement,
 function-level ones included; nothing is imported): no cycles, and nothing pointing up — harness/
-(the engine) imports neither reports/ nor adapters/, and adapters/ never import reports/."""
+(the engine) imports neither reports/ nor adapters/, adapters/ never import reports/ nor the
+reference judge."""
 from __future__ import annotations
 
 import ast
@@ -13,6 +14,9 @@ TOP_MODULES = ("harness_cli",)
 FORBIDDEN = {"harness": ("reports", "adapters", "harness_cli"), "adapters": ("reports", "harness_cli"),
              "reports": ("harness_cli",)}
 """layer -> the layers it must not import (the composition root, harness_cli, imports them all)."""
+FORBIDDEN_MODULES = {"adapters": ("harness.reference",)}
+"""layer -> modules it must not import: adapters' code (scoring or judge handlers) reads a case's
+annotation through the Case's own views, never through the reference judge."""
 
 
 def project_modules() -> dict[str, str]:
@@ -105,5 +109,6 @@ def test_cycle_detection_finds_a_cycle():
 
 def test_nothing_points_up():
     bad = [f"{m} imports {t}" for m, targets in graph().items() for t in sorted(targets)
-           if t.split(".")[0] in FORBIDDEN.get(m.split(".")[0], ())]
+           if t.split(".")[0] in FORBIDDEN.get(m.split(".")[0], ())
+           or t in FORBIDDEN_MODULES.get(m.split(".")[0], ())]
     assert not bad, "\n".join(bad)

@@ -33,8 +33,6 @@ def test_cookie_inference_and_empty_answer(scored):
 
 
 def test_faithfulness_units_reproduce_the_vendor_value(scored, cases):
-    from harness.reference import claim_for_text
-
     for case in cases:
         res = scored["ragas.faithfulness"][case.id].result
         if res.status != "scored":
@@ -46,7 +44,7 @@ def test_faithfulness_units_reproduce_the_vendor_value(scored, cases):
         for u in res.units:
             assert u.kind == "statement" and u.raw_verdict in ("0", "1") and u.reason
             assert (u.raw_verdict == "1") == (u.verdict == "supported")
-            assert u.span == claim_for_text(case, u.text).answer_span, (case.id, u.text)
+            assert u.span == case.claim_for_text(u.text).answer_span, (case.id, u.text)
 
 
 def test_faithfulness_no_statements_is_vendor_nan(scored):

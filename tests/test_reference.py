@@ -66,25 +66,25 @@ def test_ragtruth_spans_make_sentence_claims():
     case = Case("r", "q", (Context("1", "The pool opens at 6."),), answer,
                 Annotation(claims=(), answerable=True, abstention=False,
                            spans=(HallucinationSpan(24, 35, "not_found"), HallucinationSpan(37, 50, "contradicted"))))
-    claims = ref.judged_claims(case)
+    claims = case.judged_claims()
     assert [(c.text, c.label) for c in claims] == [
         ("The pool opens at 6.", "supported"), ("It has a sauna.", "not_found"), ("Entry is free.", "contradicted")]
-    assert ref.claims_in(case, (21, 36))[0].label == "not_found"
+    assert case.claims_in((21, 36))[0].label == "not_found"
 
 
 def test_claim_lookup_and_unit_span(canonical):
     case = canonical.by_id("cookie-yield")
     last = case.annotation.claims[-1]
-    assert ref.claim_for_text(case, "  " + last.text.upper() + " ") == last
-    assert ref.claim_for_text(case, "The oven explodes.") is None
-    assert ref.unit_span(case, last.text) == last.answer_span
+    assert case.claim_for_text("  " + last.text.upper() + " ") == last
+    assert case.claim_for_text("The oven explodes.") is None
+    assert case.unit_span(last.text) == last.answer_span
 
 
 def test_abstention_span_defaults_to_whole_answer(canonical):
     case = canonical.by_id("abstain-answerable")
-    s = ref.abstention_span(case)
+    s = case.abstention_at()
     assert s is not None and case.answer[s[0]:s[1]].strip()
-    assert ref.abstention_span(canonical.by_id("cookie-yield")) is None
+    assert canonical.by_id("cookie-yield").abstention_at() is None
 
 
 def test_completion_shape_has_usage():

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from harness.metric import Endpoint, LabelReading, register
 from harness.model import Case, CellResult, UnitVerdict
-from harness.reference import unit_span
 
 NORMALISED = {
     False: {"yes": "supported", "no": "unsupported", "borderline": "ambiguous"},
@@ -80,7 +79,7 @@ class DeepEvalFaithfulnessBase:
             raw = str(v.verdict) if v is not None else "none"  # Verdict.__str__ is its value
             units.append(UnitVerdict(
                 index=i, text=text, verdict=names.get(raw, "excluded"), raw_verdict=raw, kind="claim",
-                reason=getattr(v, "reason", None), span=unit_span(case, text) if text else None))
+                reason=getattr(v, "reason", None), span=case.unit_span(text) if text else None))
         flags = []
         if not claims:
             flags.append("no_claims_scored_1")

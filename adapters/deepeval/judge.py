@@ -30,7 +30,6 @@ import re
 
 from harness.metric import JudgeRequest, UnrecognisedRequest
 from harness.model import Case, Claim
-from harness.reference import claim_for_text, judged_claims
 from harness.spans import sentence_spans
 
 from adapters.deepeval.faithfulness import DeepEvalFaithfulnessBase
@@ -117,14 +116,14 @@ def claims(req: JudgeRequest) -> list[str]:
     case = req.case
     if " ".join(section(req, "claims").split()) != " ".join(case.answer.split()):
         raise UnrecognisedRequest(req.metric, "claims: the AI output is not this case's answer", req.prompt)
-    return [c.text for c in judged_claims(case)]
+    return [c.text for c in case.judged_claims()]
 
 
 def verdicts(req: JudgeRequest) -> list[dict]:
     """One verdict per claim of the rendered list, from the label table."""
     out = []
     for text in _literal_list(req, "verdicts", section(req, "verdicts")):
-        claim = claim_for_text(req.case, text) if isinstance(text, str) else None
+        claim = req.case.claim_for_text(text) if isinstance(text, str) else None
         if claim is None:
             raise UnrecognisedRequest(req.metric, f"verdicts: claim {text!r} matches no annotated claim",
                                       req.prompt)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 
 from harness.metric import JudgeRequest, UnrecognisedRequest
-from harness.reference import claim_for_text, judged_claims
 
 from adapters.inhouse.span import CLAIMS_MARKER, InhouseSpan
 
@@ -26,7 +25,7 @@ REASONS = {
 def reply(req: JudgeRequest) -> str:
     """The reference reply to an ``inhouse.span`` request (decompose or verify)."""
     if req.schema_name == "InhouseClaims":
-        return json.dumps({"claims": [c.text for c in judged_claims(req.case)]}, ensure_ascii=False)
+        return json.dumps({"claims": [c.text for c in req.case.judged_claims()]}, ensure_ascii=False)
     if req.schema_name == "InhouseVerdicts":
         user = req.text_of("user")
         if CLAIMS_MARKER not in user:
@@ -41,7 +40,7 @@ def reply(req: JudgeRequest) -> str:
 
 
 def _verdict(req: JudgeRequest, i: int, text: str) -> dict:
-    claim = claim_for_text(req.case, text)
+    claim = req.case.claim_for_text(text)
     if claim is None:
         raise UnrecognisedRequest(req.metric, f"verify (claim {i} matches no annotated claim: {text[:80]!r})",
                                   req.prompt)

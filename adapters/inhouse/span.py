@@ -179,8 +179,6 @@ class InhouseSpan:
 
     @staticmethod
     def _unit(case: Case, i: int, text: str, v: dict) -> UnitVerdict:
-        from harness.reference import unit_span
-
         grounded, quotes, check = check_evidence(case, v)
         reason = str(v.get("reason") or "").strip()
         raw = v["verdict"]
@@ -189,7 +187,7 @@ class InhouseSpan:
         return UnitVerdict(
             index=i, text=text, kind="claim", verdict="supported" if grounded else "unsupported",
             raw_verdict=raw, reason=f"{reason} [{check}]" if reason else check,
-            span=unit_span(case, text), quotes=quotes, detail={"grounded": grounded, "check": check})
+            span=case.unit_span(text), quotes=quotes, detail={"grounded": grounded, "check": check})
 
 
 async def _ask(client, model: str, messages: list[dict], schema: dict) -> str:

@@ -24,7 +24,6 @@ import math
 
 from harness.metric import Endpoint, LabelReading, register
 from harness.model import Case, CellResult, UnitVerdict
-from harness.reference import unit_span
 
 from adapters.ragas.common import SHIMS
 
@@ -105,4 +104,4 @@ def statement_unit(case: Case, index: int, item) -> UnitVerdict:
     return UnitVerdict(
         index=index, text=item.statement, kind="statement",
         verdict="supported" if item.verdict else "unsupported", raw_verdict=str(item.verdict),
-        reason=item.reason, span=unit_span(case, item.statement))
+        reason=item.reason, span=case.unit_span(item.statement))

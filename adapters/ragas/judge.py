@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 from harness.metric import JudgeRequest, UnrecognisedRequest
 from harness.model import Case, Claim
-from harness.reference import claim_for_text, judged_claims
 
 from adapters.ragas.faithfulness import RagasFaithfulness
 from adapters.ragas.response_groundedness import RagasResponseGroundedness
@@ -184,7 +183,7 @@ def statement_texts(case: Case) -> list[str]:
     ann = case.annotation
     if not case.answer.strip() or (ann.abstention and not ann.claims):
         return []
-    return [c.text for c in judged_claims(case)]
+    return [c.text for c in case.judged_claims()]
 
 
 def nli_reason(case: Case, claim: Claim) -> str:
@@ -210,7 +209,7 @@ def faithfulness_reply(req: JudgeRequest) -> str:
     _same(req, step, prompt, "context", data["context"], joined_context(case))
     out = []
     for text in data["statements"]:
-        claim = claim_for_text(case, text) if isinstance(text, str) else None
+        claim = case.claim_for_text(text) if isinstance(text, str) else None
         if claim is None:
             raise UnrecognisedRequest(req.metric, f"nli: statement {str(text)[:80]!r} maps to no "
                                       f"annotated claim of case {case.id!r}", prompt)
@@ -223,7 +222,7 @@ def response_groundedness_reply(req: JudgeRequest) -> str:
     step, data, prompt = recognise(req)
     _same(req, step, prompt, "response", data["response"], req.case.answer)
     _same(req, step, prompt, "context", data["context"], joined_context(req.case))
-    return json.dumps({"rating": rg_rating(judged_claims(req.case))})
+    return json.dumps({"rating": rg_rating(req.case.judged_claims())})
 
 
 def rg_rating(claims: list[Claim]) -> int:

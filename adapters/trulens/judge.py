@@ -46,7 +46,6 @@ import re
 
 from harness.metric import JudgeRequest, UnrecognisedRequest
 from harness.model import Case, Claim
-from harness.reference import abstention_span, claims_in, judged_claims
 from harness.spans import overlaps
 
 from adapters.trulens.common import LABEL_READING, join_source
@@ -119,7 +118,7 @@ def _sentence_span(req: JudgeRequest, step: str, sentence: str) -> tuple[int, in
 
 
 def _abstains(case: Case, span: tuple[int, int]) -> bool:
-    ab = abstention_span(case)
+    ab = case.abstention_at()
     return ab is not None and overlaps(span, ab)
 
 
@@ -137,7 +136,7 @@ def trivial(req: JudgeRequest, user: str) -> str:
         if at < 0:
             raise _refuse(req, "trivial filter", f"statement not in the case's answer: {s[:80]!r}")
         span, pos = (at, at + len(s)), at + len(s)
-        if claims_in(case, span) or _abstains(case, span):
+        if case.claims_in(span) or _abstains(case, span):
             kept.append(s)
     return repr(kept)
 
@@ -145,7 +144,7 @@ def trivial(req: JudgeRequest, user: str) -> str:
 def sentence_verdict(case: Case, span: tuple[int, int]) -> tuple[int, str] | None:
     """(0-3 score, supporting evidence) for the answer sentence at ``span``; None if it carries
     neither a claim nor an abstention."""
-    claims = claims_in(case, span)
+    claims = case.claims_in(span)
     if claims:
         quotes: list[str] = []
         for c in claims:
@@ -205,7 +204,7 @@ def attribution(case: Case, claim: Claim) -> tuple[bool, str]:
 def citation(req: JudgeRequest, user: str) -> str:
     if f"ANSWER WITH CITATIONS: {req.case.answer}\n\n" not in user:
         raise _refuse(req, "citation attribution", "the ANSWER is not the case's answer")
-    cited = [c for c in judged_claims(req.case) if c.cited_context_id]
+    cited = [c for c in req.case.judged_claims() if c.cited_context_id]
     if not cited:
         raise _refuse(req, "citation attribution", "no annotated claim carries a cited_context_id")
     checks = [attribution(req.case, c) for c in cited]

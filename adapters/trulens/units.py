@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 
 from harness.model import Case, CellResult, Quote, UnitVerdict
-from harness.reference import unit_span
 from harness.spans import find_verbatim
 
 UNPARSABLE = -1.0
@@ -153,7 +152,7 @@ def sentence_units(case: Case, sentences: list[str], kept: list, reasons: list[d
                                        spans[i]))
     for n, k in enumerate(extras, start=len(sentences)):
         text = str(kept[k])
-        units.append(judged_unit(n, text, reasons[k], unit_span(case, text), case))
+        units.append(judged_unit(n, text, reasons[k], case.unit_span(text), case))
     return units
 
 
