@@ -4,9 +4,11 @@ from __future__ import annotations
 import csv
 import json
 
-MARKS = {"unscored": "unscored", "vendor_nan": "NaN", "not_applicable": "n/a", "error": "ERROR"}
-LEGEND = ("unscored = the metric declines (no claims); NaN = unscored by the vendor; n/a = not applicable; "
-          "ERROR = the cell failed (see its reason); * = degenerate value kept as the vendor returns it")
+from harness import vocab
+
+LEGEND = "; ".join(f"{t.short} = {t.explain}" for k, t in vocab.STATUSES.items() if k not in ("scored", "missing")) \
+    + f"; {vocab.DEGENERATE.short} = {vocab.DEGENERATE.explain}"
+"""The line under the terminal table, from :mod:`harness.vocab`."""
 
 
 def cell_text(status: str, score: float | None, flags: list[str]) -> str:
@@ -16,8 +18,8 @@ def cell_text(status: str, score: float | None, flags: list[str]) -> str:
     ('0.75', '1.00*', 'NaN')
     """
     if status != "scored":
-        return MARKS.get(status, status)
-    return f"{score:.2f}" + ("*" if flags else "")
+        return vocab.status(status).short
+    return f"{score:.2f}" + (vocab.DEGENERATE.short if flags else "")
 
 
 def render(store, metrics: list[str], case_ids: list[str], short_names: dict[str, str]) -> str:
@@ -38,14 +40,13 @@ def render(store, metrics: list[str], case_ids: list[str], short_names: dict[str
 
 
 def counts_lines(counts: dict, metrics: list[str]) -> list[str]:
-    """One line per metric: scored / unscored / unscored by the vendor / n/a / errored."""
+    """One line per metric: how many cells have each status (labels from :mod:`harness.vocab`)."""
     out = []
     w = max(len(m) for m in metrics) if metrics else 0
+    keys = [k for k in vocab.STATUSES if k != "missing"]
     for m in metrics:
         c = counts.get(m, {})
-        out.append(f"  {m.ljust(w)}  scored {c.get('scored', 0)}, unscored {c.get('unscored', 0)}, "
-                   f"unscored by the vendor {c.get('vendor_nan', 0)}, not applicable {c.get('not_applicable', 0)}, "
-                   f"errored {c.get('error', 0)}")
+        out.append(f"  {m.ljust(w)}  " + ", ".join(f"{vocab.status(k).label} {c.get(k, 0)}" for k in keys))
     return out
 
 

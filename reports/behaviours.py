@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from harness import vocab
+
 EPS = 1e-9
 
 
@@ -68,8 +70,13 @@ PROBES: tuple[Probe, ...] = (
 )
 """The probes, in card order."""
 
-NO_SCORE = {"unscored": "no score (declined)", "vendor_nan": "no score (NaN from the vendor)",
-            "not_applicable": "not applicable", "error": "no score (the cell errored)", "missing": "not run"}
+def no_score(status: str) -> str:
+    """How a probe reads a cell without a score: its status's label in the vocabulary.
+
+    >>> no_score("vendor_nan"), no_score("not_applicable")
+    ('unscored by the vendor', 'not applicable')
+    """
+    return vocab.status(status).label
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,7 @@ class Answer:
 
     probe: Probe
     answer: str
-    """yes | no | partly | one of ``NO_SCORE``'s values."""
+    """yes | no | partly | :func:`no_score` of the cell's status."""
     value: str
     """The cell as the matrix shows it, e.g. ``1.00``, ``1.00*``, ``NaN``."""
     reason: str | None = None
@@ -93,11 +100,11 @@ def answer(probe: Probe, cell) -> Answer:
     >>> answer(PROBES[0], Cell("scored", 1.0)).answer, answer(PROBES[0], Cell("scored", 0.75)).answer
     ('yes', 'no')
     >>> answer(PROBES[0], Cell("vendor_nan", None, reason="r")).answer
-    'no score (NaN from the vendor)'
+    'unscored by the vendor'
     """
     if cell is None or cell.status != "scored":
         status = cell.status if cell is not None else "missing"
-        return Answer(probe, NO_SCORE.get(status, status), cell.label if cell else "-", cell.reason if cell else None)
+        return Answer(probe, no_score(status), cell.label if cell else "-", cell.reason if cell else None)
     return Answer(probe, probe.answer(cell.score), cell.label, None, tuple(cell.flags))
 
 

@@ -112,26 +112,17 @@ def matrix(rep) -> str:
 
 
 def metrics(rep) -> str:
-    rows, notes = [], []
-    for s in rep.summaries:
-        c = s.counts
-        ci = f"[{S.fmt(s.low)}, {S.fmt(s.high)}]" if s.mean is not None else "\u2013"
-        rows.append(f"<tr><th>{e(rep.names[s.metric])}<br><code class=\"small\">{e(s.metric)}</code></th>"
-                    f'<td class="num">{S.fmt(s.mean)}</td><td class="num">{e(ci)}</td>'
-                    + "".join(f'<td class="num">{c.get(k, 0)}</td>' for k in ("scored",) + S.STATUS_ORDER[:4])
-                    + "</tr>")
-        for status, reasons in s.reasons.items():
-            for reason, ids in reasons:
-                notes.append(f"<li><b>{e(rep.shorts[s.metric])}</b> &middot; {e(S.STATUS_NAMES[status])} "
-                             f"({len(ids)}): {e(reason)} <span class=\"muted\">[{e(', '.join(ids))}]</span></li>")
-        for cid, flags in s.flagged:
-            notes.append(f"<li><b>{e(rep.shorts[s.metric])}</b> &middot; flagged value on {e(cid)}: {e(flags)}</li>")
-    heads = "".join(f"<th>{e(h)}</th>" for h in ("metric", "mean", "95% interval", "scored", "unscored",
-                                                 "NaN (vendor)", "error", "n/a"))
-    return (f'<section id="metrics"><h2>{e(S.TITLES["metrics"])}</h2>'
-            f'<p>{e(S.INTRO["metrics"].format(resamples=RESAMPLES))}</p>'
-            f"<table><thead><tr>{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-            f"<h3>Cells that are not scores, and flagged values</h3><ul class=\"small\">{''.join(notes) or '<li>none</li>'}</ul>"
+    sec = S.metrics_section(rep, RESAMPLES)
+    heads = "".join(f"<th>{e(h)}</th>" for h in sec.heads)
+    rows = "".join(f"<tr><th>{e(r[0])}<br><code class=\"small\">{e(s.metric)}</code></th>"
+                   + "".join(f'<td class="num">{e(v)}</td>' for v in r[1:]) + "</tr>"
+                   for r, s in zip(sec.rows, rep.summaries))
+    notes = "".join(f"<li><b>{e(n.short)}</b> &middot; {e(n.text)}"
+                    + (f" <span class=\"muted\">[{e(', '.join(n.ids))}]</span>" if n.ids else "") + "</li>"
+                    for n in sec.notes)
+    return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>'
+            f"<table><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>"
+            f"<h3>{e(sec.notes_title)}</h3><ul class=\"small\">{notes or '<li>none</li>'}</ul>"
             "</section>")
 
 

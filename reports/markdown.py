@@ -73,19 +73,10 @@ def _cases(rep, divergences) -> list[str]:
 
 
 def _metrics(rep) -> list[str]:
-    rows, notes = [], []
-    for s in rep.summaries:
-        c = s.counts
-        ci = f"[{S.fmt(s.low)}, {S.fmt(s.high)}]" if s.mean is not None else "-"
-        rows.append([m(rep.names[s.metric]), S.fmt(s.mean), ci]
-                    + [str(c.get(k, 0)) for k in ("scored",) + S.STATUS_ORDER[:4]])
-        for status, reasons in s.reasons.items():
-            notes += [f"- **{m(rep.shorts[s.metric])}** · {S.STATUS_NAMES[status]} ({len(ids)}): {m(reason)} "
-                      f"[{m(', '.join(ids))}]" for reason, ids in reasons]
-        notes += [f"- **{m(rep.shorts[s.metric])}** · flagged value on {m(cid)}: {m(fl)}" for cid, fl in s.flagged]
-    return [f"## {S.TITLES['metrics']}", "", S.INTRO["metrics"].format(resamples=RESAMPLES), "",
-            table(["metric", "mean", "95% interval", "scored", "unscored", "NaN (vendor)", "error", "n/a"], rows), "",
-            "Cells that are not scores, and flagged values:", ""] + (notes or ["- none"]) + [""]
+    sec = S.metrics_section(rep, RESAMPLES, dash="-")
+    notes = [f"- **{m(n.short)}** · {m(n.text)}" + (f" [{m(', '.join(n.ids))}]" if n.ids else "") for n in sec.notes]
+    return [f"## {sec.title}", "", sec.intro, "", table(sec.heads, [[m(v) for v in r] for r in sec.rows]), "",
+            f"{sec.notes_title}:", ""] + (notes or ["- none"]) + [""]
 
 
 def _cost(rep, im) -> list[str]:

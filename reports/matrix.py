@@ -7,14 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MARKS = {
-    "unscored": ("unscored", "declined by the harness's own metric (e.g. no claims)"),
-    "vendor_nan": ("NaN", "the vendor returned NaN: unscored by the vendor"),
-    "error": ("ERROR", "the cell failed (judge fault or vendor exception)"),
-    "not_applicable": ("n/a", "the metric does not apply to this case"),
-    "missing": ("-", "no cell in the store"),
-}
-"""status -> (label, meaning) for every cell that is not a score."""
+from harness import vocab
 
 
 @dataclass(frozen=True)
@@ -40,8 +33,8 @@ class Cell:
         ('NaN', 'n/a', 'ERROR')
         """
         if self.status == "scored":
-            return f"{self.score:.2f}" + ("*" if self.flags else "")
-        return MARKS.get(self.status, (self.status, ""))[0]
+            return f"{self.score:.2f}" + (vocab.DEGENERATE.short if self.flags else "")
+        return vocab.status(self.status).short
 
 
 def build(data) -> dict[tuple[str, str], Cell]:
@@ -60,7 +53,5 @@ def build(data) -> dict[tuple[str, str], Cell]:
 
 
 def legend() -> list[tuple[str, str, str]]:
-    """(label, meaning, status) for the legend, the star included."""
-    rows = [(lab, meaning, st) for st, (lab, meaning) in MARKS.items()]
-    rows.append(("0.75*", "a degenerate value kept exactly as the vendor returns it, and flagged", "scored"))
-    return rows
+    """(label, meaning, status) for the legend, the star included (from :mod:`harness.vocab`)."""
+    return vocab.legend()

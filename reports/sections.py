@@ -1,5 +1,11 @@
-"""Words shared by the HTML and Markdown reports: section titles, intros, verdict marks."""
+"""The section model both renderers read: titles, intros, verdict marks, and sections built once as
+plain text (tables of strings and note lines) that the HTML and Markdown renderers only escape and
+lay out. Neither renderer imports the other or the builder."""
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness import vocab
 
 TITLES = {
     "decision": "Which metric for which need",
@@ -39,9 +45,53 @@ ROW_KIND = {
     "unaligned": "unaligned",
 }
 
-STATUS_NAMES = {"scored": "scored", "unscored": "unscored", "vendor_nan": "NaN (vendor)",
-                "error": "error", "not_applicable": "n/a", "missing": "missing"}
-STATUS_ORDER = ("unscored", "vendor_nan", "error", "not_applicable", "missing")
+STATUS_NAMES = {k: t.named for k, t in vocab.STATUSES.items()}
+"""status -> its name in prose (from :mod:`harness.vocab`)."""
+STATUS_ORDER = vocab.NOT_SCORES
+"""The statuses of cells without a score, in the vocabulary's order."""
+
+
+@dataclass(frozen=True)
+class Note:
+    """One line under a section's table: about one metric."""
+
+    short: str
+    """The metric's short name (shown bold)."""
+    text: str
+    """What the line says."""
+    ids: tuple[str, ...] = ()
+    """The cases it is about (shown after the text)."""
+
+
+@dataclass(frozen=True)
+class TableSection:
+    """A section as data: a title, an intro, a table and notes, all plain text."""
+
+    key: str
+    title: str
+    intro: str
+    heads: list[str]
+    rows: list[list[str]]
+    notes_title: str = ""
+    notes: list[Note] = field(default_factory=list)
+
+
+def metrics_section(rep, resamples: int, dash: str = "\u2013") -> TableSection:
+    """Per metric: mean, interval and the count of cells of every status, plus the cells that are
+    not scores (by reason) and the flagged values (flags named from the vocabulary)."""
+    keys = ("scored",) + tuple(k for k in STATUS_ORDER if k != "missing")
+    rows, notes = [], []
+    for s in rep.summaries:
+        c = s.counts
+        ci = f"[{fmt(s.low)}, {fmt(s.high)}]" if s.mean is not None else dash
+        rows.append([rep.names[s.metric], fmt(s.mean), ci] + [str(c.get(k, 0)) for k in keys])
+        for status, reasons in s.reasons.items():
+            notes += [Note(rep.shorts[s.metric], f"{STATUS_NAMES[status]} ({len(ids)}): {reason}", tuple(ids))
+                      for reason, ids in reasons]
+        notes += [Note(rep.shorts[s.metric], f"flagged value on {cid}: {flags}") for cid, flags in s.flagged]
+    heads = ["metric", "mean", "95% interval"] + [vocab.status(k).short if k != "scored" else k for k in keys]
+    return TableSection("metrics", TITLES["metrics"], INTRO["metrics"].format(resamples=resamples), heads, rows,
+                        "Cells that are not scores, and flagged values", notes)
 
 
 def fmt(v: float | None, digits: int = 2) -> str:

@@ -25,3 +25,13 @@ def test_metric_reproduces_its_golden_table(metric):
     results = canonical_results(metric)
     wrong = [m for cid, row in golden(metric).items() if (m := mismatch(results[cid].result, row))]
     assert not wrong, f"{metric}:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_every_flag_raised_is_in_the_vocabulary(metric):
+    from harness import vocab
+
+    cls = registry.get(metric)
+    known = {f.key for f in cls.flags} | set(vocab.FLAGS)
+    raised = {f for s in canonical_results(metric).values() for f in s.result.flags}
+    assert raised <= known, f"{metric} raises undeclared flags {sorted(raised - known)}: declare them in its class"

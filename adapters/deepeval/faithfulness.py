@@ -25,6 +25,7 @@ in ``_model``. No DeepEval code is patched.
 from __future__ import annotations
 
 from harness.metric import Endpoint, LabelReading, register
+from harness.vocab import FLAGS, Flag
 from harness.model import Case, CellResult, UnitVerdict
 
 NORMALISED = {
@@ -46,6 +47,13 @@ class DeepEvalFaithfulnessBase:
     label_reading = LabelReading({"supported": "yes", "inference": "yes", "not_found": "borderline",
                                   "contradicted": "no"}, "DeepEval verdict")
     judge = "adapters.deepeval.judge:reference_reply"
+    flags = (FLAGS["no_claims_scored_1"],
+             Flag("no_verdicts_scored_1", "no verdicts, scored 1", "no verdicts = 1",
+                  "the verdict step returned no verdicts and DeepEval scores 1"),
+             Flag("verdict_count_mismatch", "verdict count differs", "verdict count",
+                  "the judge returned a different number of verdicts than claims"),
+             Flag("empty_answer_rejected", "empty answer rejected", "empty answer",
+                  "DeepEval rejects an empty answer before any judge call"))
     penalize: bool = False
 
     @classmethod

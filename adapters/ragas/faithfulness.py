@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 from harness.metric import Endpoint, LabelReading, register
+from harness.vocab import FLAGS, Flag
 from harness.model import Case, CellResult, UnitVerdict
 
 from adapters.ragas.common import SHIMS
@@ -50,6 +51,11 @@ class RagasFaithfulness:
     label_reading = LabelReading({"supported": 1, "inference": 1, "not_found": 0, "contradicted": 0},
                                  "NLI verdict (1 = can be directly inferred)")
     judge = "adapters.ragas.judge:faithfulness_reply"
+    flags = (FLAGS["vendor_raised_on_empty_input"],
+             Flag("no_statements_nan", "no statements, NaN", "no statements",
+                  "the statement step returned no statements and Ragas returns NaN"),
+             Flag("nli_count_mismatch", "NLI count differs", "NLI count",
+                  "the NLI list is not as long as the statement list (Ragas divides by the NLI list)"))
 
     @classmethod
     def prepare(cls) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 from harness.metric import Endpoint, LabelReading, register
+from harness.vocab import FLAGS, Flag
 from harness.model import Case, CellResult, UnitVerdict
 
 from adapters.ragas.common import SHIMS
@@ -49,6 +50,13 @@ class RagasResponseGroundedness:
     label_reading = LabelReading({"supported": "grounded", "inference": "grounded", "not_found": "not grounded",
                                   "contradicted": "not grounded"}, "counts toward the 0/1/2 rating as")
     judge = "adapters.ragas.judge:response_groundedness_reply"
+    flags = (FLAGS["vendor_raised_on_empty_input"],
+             Flag("one_judge_nan", "one judge NaN", "one judge",
+                  "one of the two judges gave no valid rating; the score is the other judge's alone"),
+             Flag("blank_input_scored_0", "blank input, scored 0", "blank = 0",
+                  "a whitespace-only answer or context scores 0.0 with no judge call"),
+             Flag("judge_errors", "judge calls raised", "judge errors",
+                  "a judge call raised; Ragas swallowed it and retried or returned NaN"))
 
     @classmethod
     def prepare(cls) -> None:

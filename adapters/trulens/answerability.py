@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from harness.metric import Endpoint, register
 from harness.model import Case, CellResult
+from harness.vocab import Flag
 
-from adapters.trulens.common import CARD_COMMON, LABEL_READING, SHIMS, VENDOR_VERSION, load_vendor
+from adapters.trulens.common import CARD_COMMON, GROUNDEDNESS_FLAGS, LABEL_READING, SHIMS, VENDOR_VERSION, load_vendor
 from adapters.trulens.groundedness import run_groundedness
 
 CARD_NOTES = """\
@@ -53,6 +54,11 @@ class TrulensGroundednessAnswerability:
     shims = SHIMS
     label_reading = LABEL_READING
     judge = "adapters.trulens.judge:answerability_reply"
+    flags = GROUNDEDNESS_FLAGS + (
+        Flag("answerable_abstention_scored_0", "answerable abstention, scored 0", "refusal = 0",
+             "an abstention although the passages answer the question scores 0"),
+        Flag("unanswerable_abstention_scored_1", "unanswerable abstention, scored 1", "refusal = 1",
+             "an abstention the passages justify (they cannot answer) scores 1"))
 
     @classmethod
     def prepare(cls) -> None:

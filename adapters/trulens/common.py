@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from harness.metric import LabelReading, Shim
+from harness.vocab import FLAGS, Flag
 from harness.model import Case
 
 VENDOR_VERSION = "2.16.0"
@@ -55,6 +56,15 @@ LABEL_READING = LabelReading({"supported": 3, "inference": 2, "not_found": 0, "c
                              "TruLens 0-3 score of the claim")
 """How the reference judge scores a claim of each label on TruLens's 0-3 scale (both groundedness
 variants; a sentence scores the mean of its claims', rounded half up: ``judge.sentence_score``)."""
+
+GROUNDEDNESS_FLAGS = (
+    FLAGS["all_trivial_scored_0"], FLAGS["judge_failure_fallback"],
+    Flag("trivial_filter_unparsed_all_kept", "filter reply unparsed, all sentences kept", "filter unparsed",
+         "the trivial filter's reply was not a list literal, so TruLens judged every sentence"),
+    Flag("abstention_scored_grounded", "abstention scored grounded", "abstention = 3/3",
+         "an abstention sentence scores 3/3 because the prompt says so"),
+)
+"""The flags both TruLens groundedness variants raise."""
 
 CITATION_MARKER = re.compile(r"\[(\d+)\]")
 """A numeric citation marker, ``[N]``."""

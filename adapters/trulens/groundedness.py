@@ -17,7 +17,7 @@ import asyncio
 from harness.metric import Endpoint, register
 from harness.model import Case, CellResult
 
-from adapters.trulens.common import CARD_COMMON, LABEL_READING, SHIMS, VENDOR_VERSION, join_source, load_vendor
+from adapters.trulens.common import CARD_COMMON, GROUNDEDNESS_FLAGS, LABEL_READING, SHIMS, VENDOR_VERSION, join_source, load_vendor
 from adapters.trulens.units import groundedness_result
 
 CARD_NOTES = """\
@@ -76,6 +76,7 @@ class TrulensGroundedness:
     shims = SHIMS
     label_reading = LABEL_READING
     judge = "adapters.trulens.judge:groundedness_reply"
+    flags = GROUNDEDNESS_FLAGS
 
     @classmethod
     def prepare(cls) -> None:
