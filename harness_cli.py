@@ -17,9 +17,9 @@ import sys
 from harness.commands import judge, metrics, run, validate
 from harness.errors import BadInput
 from harness.importers import cli as import_
-from reports.commands import cards, check, compare, export, report, run_report
+from reports.commands import agree, cards, check, compare, export, report, run_report
 
-COMMANDS = (run, metrics, report, cards, check, compare, export, import_, validate, judge)
+COMMANDS = (run, metrics, report, agree, cards, check, compare, export, import_, validate, judge)
 """Subcommands, in the order ``--help`` lists them (each module's ``NAME``, else its module name).
 Adding one: a module, and an entry here."""
 EXTENSIONS = (run_report,)

@@ -133,6 +133,13 @@ STORE = (
 OFFICE_MAP = "Visitor guide. The customer support office is on the second floor of Building C."
 OFFICE_HOURS = "Building hours. Building C closes at 6 pm on weekdays. Building A stays open until 8 pm."
 
+# the seeds' similarity-shortcut example, retold: three short policy lines, five one-claim sentences
+RETURNS = (
+    "You can get your money back within 30 days of buying an item.",
+    "Returned items have to be unused.",
+    "The money is refunded to the payment method you used.",
+)
+
 # the same two leave claims recur across the leave cases
 LEAVE_39 = claim("Employees are entitled to 39 weeks of parental leave.",
                  "You are entitled to 39 weeks of parental leave", S,
@@ -468,6 +475,26 @@ CASES: tuple[Case, ...] = (
                   ev("1", "In den ersten 6 Wochen werden 90 % des Gehalts weitergezahlt")),
             claim("Der Antrag auf Elternzeit muss 8 Wochen im Voraus gestellt werden.",
                   "Den Antrag müssen Sie 8 Wochen im Voraus stellen", N),
+        ),
+    ),
+    Case(
+        id="refund-similarity",
+        tags=("similarity-shortcut", "cascade", "not-found", "invented-detail"),
+        question="How do refunds work?",
+        contexts=RETURNS,
+        answer=("You have 30 days to ask for your money back. The item has to be unused. The money goes "
+                "back to the card you paid with. You will also get a 10 dollar credit. Processing takes "
+                "2 business days."),
+        claims=(
+            claim("A refund can be requested within 30 days.", "You have 30 days to ask for your money back", S,
+                  ev("1", "You can get your money back within 30 days of buying an item")),
+            claim("A returned item must be unused.", "The item has to be unused", S,
+                  ev("2", "Returned items have to be unused")),
+            claim("The refund goes to the payment method used for the purchase.",
+                  "The money goes back to the card you paid with", S,
+                  ev("3", "The money is refunded to the payment method you used")),
+            claim("The customer also gets a 10 dollar credit.", "You will also get a 10 dollar credit", N),
+            claim("Refunds are processed in 2 business days.", "Processing takes 2 business days", N),
         ),
     ),
 )

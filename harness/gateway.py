@@ -92,7 +92,7 @@ class Gateway:
 
     def __init__(self, upstream, *, cache: JudgeCache | None = None, mode: str = "live",
                  policy: RetryPolicy | None = None, host: str = "127.0.0.1", port: int = 0,
-                 keep_ledger: bool = True):
+                 keep_ledger: bool = True, embeddings=None):
         if mode not in MODES:
             raise ValueError(f"unknown cache mode {mode!r}; known: {', '.join(MODES)}")
         if mode != "live" and cache is None:
@@ -105,6 +105,8 @@ class Gateway:
         self.keep_ledger = keep_ledger
         """False for a long-lived server (``harness judge serve``): no per-cell ledger is kept, so
         memory does not grow with every request."""
+        self.embeddings = embeddings
+        """Upstream of ``/v1/embeddings`` (``harness.embeddings``); None: the embedded model, made on first use."""
         self._books: dict[Cell, _CellBook] = defaultdict(_CellBook)
         self._inflight: dict[Cell, int] = defaultdict(int)
         self._closed: set[Cell] = set()
@@ -144,6 +146,8 @@ class Gateway:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/cell/{run}/{case}/{metric}/v1/chat/completions", self._handle_cell)
         app.router.add_post("/v1/chat/completions", self._handle_header)
+        app.router.add_post("/cell/{run}/{case}/{metric}/v1/embeddings", self._handle_embed_cell)
+        app.router.add_post("/v1/embeddings", self._handle_embed_header)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/cell/{run}/{case}/{metric}/v1/models", self._models)
         self._runner = web.AppRunner(app, access_log=None)
@@ -162,6 +166,8 @@ class Gateway:
         """End an attached gateway (closes the upstream's connections)."""
         try:
             await self.upstream.aclose()
+            if self.embeddings is not None:
+                await self.embeddings.aclose()
         finally:
             self._loop = None
 
@@ -177,6 +183,8 @@ class Gateway:
 
         async def shutdown():
             await self.upstream.aclose()
+            if self.embeddings is not None:
+                await self.embeddings.aclose()
             await self._runner.cleanup()
 
         fut = asyncio.run_coroutine_threadsafe(shutdown(), self._loop)
@@ -280,13 +288,36 @@ class Gateway:
                 return _error(400, "request body is not JSON")
         return await self._complete(cell, body)
 
-    async def _complete(self, cell: Cell, body):
+    async def _handle_embed_header(self, request):
+        cell = cell_of_header(request.headers.get("X-Harness-Cell", ""))
+        if cell is None:
+            return _web(_error(400, HEADER_NEEDED))
+        return _web(await self.embeddings_reply(cell, await request.read()))
+
+    async def _handle_embed_cell(self, request):
+        mi = request.match_info
+        return _web(await self.embeddings_reply(Cell(mi["run"], mi["case"], mi["metric"]), await request.read()))
+
+    async def embeddings_reply(self, cell: Cell, body: bytes | dict) -> tuple[int, dict]:
+        """Answer one ``/v1/embeddings`` request of ``cell`` (:mod:`harness.embeddings`): ``(status, body)``."""
+        from harness.embeddings import LocalEmbeddings, answer
+
+        if isinstance(body, (bytes, bytearray, str)):
+            try:
+                body = json.loads(body)
+            except (ValueError, UnicodeDecodeError):
+                return _error(400, "request body is not JSON")
+        if self.embeddings is None:
+            self.embeddings = LocalEmbeddings()
+        return await self._complete(cell, body, lambda c, b: answer(self, c, b))
+
+    async def _complete(self, cell: Cell, body, answer=None):
         with self._lock:
             if cell in self._closed:
                 return _error(409, f"cell {cell.label} is finished; no more judge calls for it")
             self._inflight[cell] += 1
         try:
-            return await self._answer(cell, body)
+            return await (answer or self._answer)(cell, body)
         finally:
             with self._lock:
                 self._inflight[cell] -= 1

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import sys
 import time
@@ -56,6 +57,10 @@ class RunOptions:
     call_timeout_s: float = 120.0
     upstream_wrapper: object = None
     """Optional callable(upstream) -> upstream (fault injection)."""
+    embeddings: object = None
+    """``harness.embeddings.EmbedConfig`` of the gateway's /v1/embeddings route; None: the embedded model."""
+    metric_args: dict = field(default_factory=dict)
+    """metric name -> keyword arguments of its adapter class (e.g. a similarity threshold); in the spec."""
 
 
 @dataclass
@@ -107,6 +112,10 @@ def run(opts: RunOptions) -> RunOutcome:
     if old and old.get("judge") != spec["judge"]:
         store.close()
         raise ValueError(f"run {run_id!r} exists with another judge ({old.get('judge')}); use a new --run-id")
+    for key in ("embeddings", "metric_args"):
+        if old and key in old and old[key] != spec[key]:
+            store.close()
+            raise ValueError(f"run {run_id!r} exists with other {key} ({old[key]}); use a new --run-id")
     store.write_spec(spec)
     store.write_cases(opts.cases)
     with open(os.path.join(run_dir, "spec.json"), "w") as fh:
@@ -138,7 +147,10 @@ def _make_gateway(opts: RunOptions, run_id: str, mode: str) -> Gateway:
         cache = JudgeCache(path)
     policy = RetryPolicy(max_attempts=opts.retry_attempts, base_delay_s=opts.retry_base_delay_s,
                          timeout_s=opts.call_timeout_s)
-    return Gateway(upstream, cache=cache, mode=mode, policy=policy)
+    from harness.embeddings import make_upstream
+
+    return Gateway(upstream, cache=cache, mode=mode, policy=policy,
+                   embeddings=make_upstream(opts.embeddings, opts.call_timeout_s))
 
 
 async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mode: str) -> tuple[int, int]:
@@ -173,8 +185,10 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
         async with sem:
             cls = classes[name]
             t0 = time.perf_counter()
-            result, ledger, calls = await run_cell(gateway, cls, run_id, case, name, opts.judge.model, pools,
-                                                   client_timeout(opts), opts.cell_timeout_s)
+            args = opts.metric_args.get(name)
+            result, ledger, calls = await run_cell(gateway, functools.partial(cls, **args) if args else cls, run_id,
+                                                   case, name, opts.judge.model, pools, client_timeout(opts),
+                                                   opts.cell_timeout_s)
             store.write_cell(case.id, name, cls.version, digests[case.id], result, ledger, calls,
                              (time.perf_counter() - t0) * 1000.0)
             progress.tick(result.status)

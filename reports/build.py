@@ -25,6 +25,9 @@ class Report:
     evidence: list
     totals: tuple[int, int, int]
     cost_png: bytes = field(repr=False)
+    extra: list = field(default_factory=list)
+    """More sections as ``reports.blocks.Block`` (agreement with human labels, the similarity cascade),
+    rendered by both the HTML and the Markdown report."""
 
     @property
     def names(self) -> dict[str, str]:
@@ -55,8 +58,18 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
     cells = matrix.build(data)
     shorts = {m: data.info[m].short_name for m in data.metrics}
     costs = cost.per_metric(data)
-    return Report(data, threshold, cells, divergence.find(data, threshold), stats.summarise(data), costs,
-                  evidence.shares(data), cost.totals(data), plots.cost_chart(costs, shorts))
+    rep = Report(data, threshold, cells, divergence.find(data, threshold), stats.summarise(data), costs,
+                 evidence.shares(data), cost.totals(data), plots.cost_chart(costs, shorts))
+    rep.extra = extra_sections(data, rep.names)
+    return rep
+
+
+def extra_sections(data, names: dict[str, str]) -> list:
+    """The agreement and cascade sections (``reports.blocks.Block``), in report order."""
+    from reports import agreement, agreement_section, cascade
+
+    blocks = [agreement_section.section(data, agreement.compute(data), names), cascade.section(cascade.summarise(data))]
+    return [b for b in blocks if b is not None]
 
 
 def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRESHOLD,

@@ -36,6 +36,7 @@ def render(data, cells, metric: str) -> str:
     out += _verdicts(data, metric, info, text)
     out += _degenerate(data, cells, metric, text)
     out += _calls(data, metric)
+    out += _trust(data, metric)
     out += _shims(metric, text)
     for title in ("Limitations and Bias", "Citation", "Further References", "Changelog"):
         out += [f"## {title}", "", text.get(title, "_Not written yet._"), ""]
@@ -152,6 +153,16 @@ def _calls(data, metric) -> list[str]:
              f"{tok[0]:.0f} prompt, {tok[1]:.0f} completion on average. A real judge's tokenizer gives "
              "other counts; the call counts do not change."] if tok else [])
     return ["## Judge Calls per Answer", "", "From the gateway's ledger of the canonical reference run:", ""] + lines + [""] + tail + [""]
+
+
+def _trust(data, metric) -> list[str]:
+    """Agreement with the canonical labels, and for the similarity metrics the cascade's costs."""
+    from reports import agreement, agreement_section, cascade
+
+    if getattr(data, "_agreement", None) is None:
+        data._agreement = {a.metric: a for a in agreement.compute(data)}
+        data._cascade = cascade.summarise(data)
+    return agreement_section.card_lines(data, data._agreement[metric]) + cascade.card_lines(data._cascade, metric)
 
 
 def _shims(metric, text) -> list[str]:

@@ -62,6 +62,17 @@ def spread(scores: dict[str, float]) -> tuple[float, tuple[str, float], tuple[st
     return round(hi[1] - lo[1], 12), lo, hi
 
 
+def in_divergence(metric: str) -> bool:
+    """Does the metric count toward the spread? Not a stand-in metric whose class says
+    ``in_divergence = False`` (the similarity baseline and its cascade)."""
+    try:
+        from harness import registry
+
+        return bool(getattr(registry.get(metric), "in_divergence", True))
+    except Exception:  # noqa: BLE001 - a report of an old run must not need the adapter
+        return True
+
+
 def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
     """Every divergent case of a run, largest spread first (then case order)."""
     from reports.matrix import build
@@ -73,8 +84,9 @@ def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
     for u, cid in zip(units, data.units["case_id"]):
         by_case.setdefault(cid, []).append(u)
     out = []
+    compared = [m for m in data.metrics if in_divergence(m)]
     for pos, cid in enumerate(data.case_ids):
-        scores = {m: cells[(cid, m)].score for m in data.metrics if cells[(cid, m)].status == "scored"}
+        scores = {m: cells[(cid, m)].score for m in compared if cells[(cid, m)].status == "scored"}
         s = spread(scores)
         if s is None or s[0] < threshold - 1e-9:
             continue

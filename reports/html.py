@@ -52,10 +52,10 @@ def render(rep) -> str:
     from reports import html_divergence
 
     d = rep.data
-    from reports import decision_render
+    from reports import blocks, decision_render
 
     parts = [header(rep), decision_render.html(rep), glance(rep), matrix(rep), html_divergence.section(rep),
-             metrics(rep), cost(rep), evidence(rep)]
+             metrics(rep), cost(rep), evidence(rep)] + [blocks.html(b) for b in rep.extra]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>Groundedness report: {e(d.run_id)}</title><style>{CSS}</style></head>"
@@ -78,6 +78,7 @@ def header(rep) -> str:
     cases = d.spec.get("cases") or {}
     note = f'<p class="muted small">{e(d.case_note)}</p>' if d.case_note else ""
     nav = "".join(f'<a href="#{k}">{e(t)}</a>' for k, t in S.TITLES.items())
+    nav += "".join(f'<a href="#{e(b.key)}">{e(b.title)}</a>' for b in getattr(rep, "extra", []))
     return (f"<header><h1>Groundedness report: run {e(d.run_id)}</h1>"
             f'<div class="judge"><b>{e(jl)}</b><br>{e(jmeaning)}</div><div class="facts">{fh}</div>'
             f'<p class="small"><b>Vendor versions:</b> {vers}</p>'

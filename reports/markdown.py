@@ -22,7 +22,11 @@ def render(rep, images: dict[str, str] | None = None) -> str:
     from reports import decision_render
 
     out += decision_render.markdown(rep) + decision_render.glance_markdown(rep)
+    from reports import blocks
+
     out += _matrix(rep, im) + _divergences(rep) + _metrics(rep) + _cost(rep, im) + _evidence(rep)
+    for b in rep.extra:
+        out += blocks.markdown(b)
     out += ["_Built from the run store by `harness report`; nothing was re-scored._", ""]
     return "\n".join(out)
 

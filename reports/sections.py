@@ -21,7 +21,8 @@ INTRO = {
     "matrix": "Each cell is one metric's score on one case, exactly as the metric computes it. A cell that "
               "is not a score is never shown as a number: it carries its own label, colour and hatching.",
     "divergences": "Cases on which the scored metrics are at least {threshold:.2f} apart (unscored and NaN "
-                   "cells do not count). For each, the answer's claims are the rows, as the annotation "
+                   "cells do not count; the similarity baseline and its cascade neither: their own sections say "
+                   "what they cost). For each, the answer's claims are the rows, as the annotation "
                    "splits them; each metric's units are placed on the claims they overlap in the answer. "
                    "The reason is chosen by fixed rules over the annotation label and the verdicts "
                    "(reports/reasons.py).",

@@ -57,7 +57,7 @@ def test_behaviour_lines_cite_case_and_value(cards):
     assert line("trulens.groundedness.md", ab).startswith(f"| {ab} | **yes** | abstain-answerable | 1.00\\* |")
     assert line("trulens.groundedness_answerability.md", ab).startswith(f"| {ab} | **no** | abstain-answerable |")
     assert "| 2 calls: " not in cards["deepeval.faithfulness.md"]
-    assert "- 2 calls: 20 cases" in cards["inhouse.span.md"]
+    assert "- 2 calls: 21 cases" in cards["inhouse.span.md"]
 
 
 def test_check_mode_reports_a_stale_card(cards, tmp_path):

@@ -343,7 +343,7 @@ def test_cli_fault_run_prints_the_spec_and_loses_nothing(tmp_path, capsys):
     assert "faults: 500=0.1,429=0.1,malformed=0.1,retry_after=0.01 per attempt (seed 7)" in out
     line = next(ln for ln in out.splitlines() if ln.startswith("  inhouse.span  scored "))
     counts = [int(w.rstrip(",")) for w in line.split() if w.rstrip(",").isdigit()]
-    assert sum(counts) == 23                                  # every cell accounted for
+    assert sum(counts) == 24                                  # every cell accounted for
     assert rc == (1 if counts[-1] else 0)                     # exit 1 exactly when a cell errored
 
 
@@ -355,13 +355,13 @@ def test_cli_run_where_every_judge_call_fails_exits_1_with_reasons(tmp_path, cap
                "--faults", "500=1", "--retries", "1"])
     out = capsys.readouterr().out
     assert rc == 1
-    assert "inhouse.span  scored 0, unscored 1, unscored by the vendor 0, not applicable 0, errored 22" in out
+    assert "inhouse.span  scored 0, unscored 1, unscored by the vendor 0, not applicable 0, errored 23" in out
     s = RunStore.open(str(tmp_path / "dead"))
     try:
         rows = s.rows("SELECT case_id, status, score, reason, retries FROM cells")
     finally:
         s.close()
-    assert len(rows) == 23                                     # nothing dropped
+    assert len(rows) == 24                                     # nothing dropped
     for cid, status, score, reason, retries in rows:
         if cid == "empty-answer":                              # makes no judge call
             assert status == "unscored"

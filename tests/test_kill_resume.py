@@ -89,7 +89,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
 
     done = subprocess.run(_cmd(out, "k"), cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, (SEED, done.stdout[-2000:], done.stderr[-2000:])
-    if 0 < n_kept < 23:   # (with nothing left to compute the runner says nothing about resuming)
+    if 0 < n_kept < 24:   # (with nothing left to compute the runner says nothing about resuming)
         assert f"resume: {n_kept} finished cell(s) kept" in done.stderr, (SEED, done.stderr)
     final = _snapshot(store)
     _consistent(final)
@@ -103,18 +103,18 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
     clean = run(RunOptions(cases=load_cases(CANONICAL), metrics=[METRIC], out_dir=str(out), run_id="clean",
                            progress=False))
     ref = _snapshot(clean.store_path)
-    assert set(final) == set(ref) and len(final) == 23
+    assert set(final) == set(ref) and len(final) == 24
     for key in ref:
         got, want = final[key], ref[key]
         assert got[0][4:6] == want[0][4:6], (SEED, key, got[0][4:6], want[0][4:6])    # status, score
         assert [u[3:10] for u in got[1]] == [u[3:10] for u in want[1]], (SEED, key)    # unit verdicts
-    print(f"kept {n_kept} of 23 cells across the kills; the rest were computed on resume")
+    print(f"kept {n_kept} of 24 cells across the kills; the rest were computed on resume")
 
     from harness.store import RunStore
 
     s = RunStore.open(store)                             # the store opens cleanly, pandas-readable
     try:
-        assert len(s.cells()) == 23 and len(s.calls()) == s.cells()["calls"].sum()
+        assert len(s.cells()) == 24 and len(s.calls()) == s.cells()["calls"].sum()
     finally:
         s.close()
 
@@ -149,4 +149,4 @@ def test_ctrl_c_keeps_finished_cells_and_says_how_to_resume(tmp_path):
     done = subprocess.run(_cmd(out, "k"), cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and f"resume: {len(snap)} finished cell(s) kept" in done.stderr, done.stderr
     final = _snapshot(str(out / "k" / "store.sqlite"))
-    assert len(final) == 23 and all(final[k] == v for k, v in snap.items())
+    assert len(final) == 24 and all(final[k] == v for k, v in snap.items())

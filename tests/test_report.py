@@ -80,13 +80,13 @@ def test_threshold_is_configurable(synthetic, tmp_path):
 def test_summary_counts_and_interval(synthetic):
     by_metric = {s.metric: s for s in synthetic.report.summaries}
     span = by_metric["inhouse.span"]
-    assert span.counts["unscored"] == 3 and span.n_scored == 21
+    assert span.counts["unscored"] == 3 and span.n_scored == 22
     assert span.low <= span.mean <= span.high
     reasons = dict(span.reasons["unscored"])
     assert reasons["no claims: the answer asserts nothing checkable"] == [
         "abstain-answerable", "abstain-unanswerable", "empty-answer"]
     cite = by_metric["trulens.citation"]
-    assert cite.counts["not_applicable"] == 22 and cite.n_scored == 2
+    assert cite.counts["not_applicable"] == 23 and cite.n_scored == 2
 
 
 def test_bootstrap_is_seeded():

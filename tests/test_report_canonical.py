@@ -33,6 +33,6 @@ def test_canonical_divergences_explain_the_classic_case():
     assert divs["mixed-sentence"].row_reasons  # the shared-sentence row is explained
     assert "leave-grounded" not in divs
     # every metric is in the matrix, and the evidence check sees the quoting metrics
-    assert len(built.report.data.metrics) == 8
+    assert len(built.report.data.metrics) == 10
     ev = {e.metric for e in built.report.evidence}
     assert "inhouse.span" in ev

@@ -5,14 +5,23 @@
   annotated evidence spans verbatim; ``inference`` is answered the way a careful span-level judge
   would: supported, with no quote (nothing in the context states it), so the local check fails it;
   ``contradicted`` quotes the contradicting spans; ``not_found`` quotes nothing.
+- a "claim" that is not an annotated claim's text but one whole sentence of the answer (the cascade
+  sends the sentences its similarity check flags): the sentence's claims decide, the worst first:
+  contradicted, then not_found, then inference (supported, no quote), else supported with every
+  claim's evidence; a sentence that states no annotated claim (a greeting, an abstention) is
+  not_found, because no passage states it.
 """
 from __future__ import annotations
 
 import json
 
 from harness.metric import JudgeRequest, UnrecognisedRequest
+from harness.spans import find_verbatim
 
 from adapters.inhouse.span import CLAIMS_MARKER, InhouseSpan
+
+WORST_FIRST = ("contradicted", "not_found", "inference", "supported")
+"""How a sentence's claims combine into one verdict on the sentence."""
 
 REASONS = {
     "supported": "the passage states it",
@@ -42,6 +51,9 @@ def reply(req: JudgeRequest) -> str:
 def _verdict(req: JudgeRequest, i: int, text: str) -> dict:
     claim = req.case.claim_for_text(text)
     if claim is None:
+        sentence = _sentence_verdict(req, i, text)
+        if sentence is not None:
+            return sentence
         raise UnrecognisedRequest(req.metric, f"verify (claim {i} matches no annotated claim: {text[:80]!r})",
                                   req.prompt)
     evidence = []
@@ -49,3 +61,20 @@ def _verdict(req: JudgeRequest, i: int, text: str) -> dict:
         evidence = [{"context_id": e.context_id, "quote": req.case.evidence_text(e)} for e in claim.evidence]
     return {"claim": i, "verdict": InhouseSpan.label_reading[claim.label], "evidence": evidence,
             "reason": REASONS[claim.label]}
+
+
+def _sentence_verdict(req: JudgeRequest, i: int, text: str) -> dict | None:
+    """The verdict on a whole answer sentence (see the module docstring), or None if ``text`` is not one."""
+    span = find_verbatim(text, req.case.answer) if text.strip() else None
+    if span is None:
+        return None
+    claims = req.case.claims_in(span)
+    if not claims:
+        return {"claim": i, "verdict": "not_found", "evidence": [],
+                "reason": "the sentence states no claim that a passage states"}
+    label = next(lab for lab in WORST_FIRST if any(c.label == lab for c in claims))
+    evidence = []
+    if label in ("supported", "contradicted"):
+        evidence = [{"context_id": e.context_id, "quote": req.case.evidence_text(e)}
+                    for c in claims if c.label == label for e in c.evidence]
+    return {"claim": i, "verdict": InhouseSpan.label_reading[label], "evidence": evidence, "reason": REASONS[label]}

@@ -36,6 +36,13 @@ def add_parser(sub):
                         "none otherwise); the key is never written anywhere")
     j.add_argument("--judge-latency-ms", type=float, default=0.0,
                    help="reference judge only: injected latency per call (benchmarks)")
+    em = r.add_argument_group("embeddings (baseline.similarity, cascade.similarity_span; default: the embedded "
+                              "all-MiniLM-L6-v2 int8 ONNX model, offline)")
+    em.add_argument("--embed-url", help="OpenAI-compatible base URL serving /embeddings, e.g. http://localhost:11434/v1")
+    em.add_argument("--embed-model", help="embedding model id to send with --embed-url")
+    em.add_argument("--embed-key-env", metavar="NAME", help="NAME of the env var holding the embedding endpoint's key")
+    em.add_argument("--similarity-threshold", type=float, default=0.80, metavar="T",
+                    help="a sentence is grounded when its best cosine similarity reaches T (default 0.80)")
     r.add_argument("--cache", default="auto", choices=["auto", "live", "record", "replay"],
                    help="judge cache: live (none), record (reuse + store), replay (cache only). "
                         "auto: live for the reference judge, record for a real judge")
@@ -108,6 +115,24 @@ def judge_config(args):
     return JudgeConfig(url=url, model=args.judge_model, key_env=key_env)
 
 
+def embed_config(args):
+    """(``EmbedConfig``, metric args) from the embeddings options."""
+    from harness.embeddings import SIMILARITY_METRICS, EmbedConfig
+
+    if not -1.0 <= args.similarity_threshold <= 1.0:
+        raise BadInput(f"--similarity-threshold must be between -1 and 1, got {args.similarity_threshold}")
+    args_of = {m: {"threshold": args.similarity_threshold} for m in SIMILARITY_METRICS}
+    if args.embed_url is None:
+        if args.embed_model or args.embed_key_env:
+            raise BadInput("--embed-model and --embed-key-env need --embed-url")
+        return EmbedConfig(), args_of
+    if not args.embed_model:
+        raise BadInput("--embed-url needs --embed-model (the embedding model id to send)")
+    if args.embed_key_env and not os.environ.get(args.embed_key_env):
+        raise BadInput(f"environment variable {args.embed_key_env} is not set (it should hold the embedding key)")
+    return EmbedConfig(args.embed_url, args.embed_model, args.embed_key_env), args_of
+
+
 def fault_injector(args):
     """``--faults`` / ``--fault-seed`` as an upstream wrapper (None without ``--faults``)."""
     if args.faults is None:
@@ -141,6 +166,7 @@ def cmd_run(args) -> int:
             refuse_unannotated(cases)
         except ValueError as e:
             raise BadInput(str(e)) from None
+    embeddings, metric_args = embed_config(args)
     from harness import registry
     from harness.runner import RunOptions, run
     from harness.store import RunStore
@@ -149,8 +175,11 @@ def cmd_run(args) -> int:
     opts = RunOptions(cases=cases, metrics=metrics, judge=judge, cache_mode=args.cache,
                       cache_path=args.cache_path, concurrency=args.concurrency, out_dir=args.out,
                       run_id=args.run_id, progress=not args.no_progress, retry_attempts=args.retries + 1,
-                      call_timeout_s=args.call_timeout, upstream_wrapper=faults)
+                      call_timeout_s=args.call_timeout, upstream_wrapper=faults, embeddings=embeddings,
+                      metric_args={m: a for m, a in metric_args.items() if m in metrics})
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
+    if opts.metric_args:
+        print(f"embeddings: {embeddings.describe()}   similarity threshold: {args.similarity_threshold:.2f}", flush=True)
     if faults is not None:
         print(f"faults: {faults.spec.describe()} per attempt (seed {faults.seed})", flush=True)
     try:

@@ -1,0 +1,256 @@
+"""Agreement statistics between a metric's verdicts and human labels (pure functions, numpy only).
+
+The positive class is "ungrounded" throughout: ``truth[i]`` is True when the humans say answer (or
+claim) ``i`` is ungrounded, ``pred[i]`` when the metric does. A metric's continuous score is higher
+for better grounded answers, so AUROC ranks by the negated score. A statistic that is undefined on
+the data (recall with no ungrounded answer, kappa when both raters are constant) is None, never a
+number that only looks like one.
+
+Intervals are seeded percentile bootstraps over the items (:func:`bootstrap`); resamples on which
+the statistic is undefined are left out and counted.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RESAMPLES = 2000
+SEED = 20261201
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """Counts with "ungrounded" as the positive class."""
+
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+
+def confusion(truth, pred) -> Confusion:
+    """Confusion counts.
+
+    >>> confusion([True, True, False, False], [True, False, True, False])
+    Confusion(tp=1, fp=1, fn=1, tn=1)
+    """
+    t = [bool(x) for x in truth]
+    p = [bool(x) for x in pred]
+    return Confusion(sum(a and b for a, b in zip(t, p)), sum(b and not a for a, b in zip(t, p)),
+                     sum(a and not b for a, b in zip(t, p)), sum(not a and not b for a, b in zip(t, p)))
+
+
+def _div(a: float, b: float) -> float | None:
+    return a / b if b else None
+
+
+def accuracy(c: Confusion) -> float | None:
+    """Raw agreement: the share of items where metric and humans agree."""
+    return _div(c.tp + c.tn, c.n)
+
+
+def precision(c: Confusion) -> float | None:
+    """Of the items the metric calls ungrounded, the share the humans call ungrounded."""
+    return _div(c.tp, c.tp + c.fp)
+
+
+def recall(c: Confusion) -> float | None:
+    """Of the items the humans call ungrounded, the share the metric catches."""
+    return _div(c.tp, c.tp + c.fn)
+
+
+def balanced_accuracy(c: Confusion) -> float | None:
+    """Mean of the recall of each class; None unless both classes occur in the labels.
+
+    >>> balanced_accuracy(Confusion(tp=3, fp=1, fn=1, tn=5))
+    0.7916666666666667
+    """
+    tpr, tnr = _div(c.tp, c.tp + c.fn), _div(c.tn, c.tn + c.fp)
+    return None if tpr is None or tnr is None else (tpr + tnr) / 2
+
+
+def cohen_kappa(c: Confusion) -> float | None:
+    """Cohen's kappa: (observed - chance agreement) / (1 - chance agreement); None when chance is 1.
+
+    >>> round(cohen_kappa(Confusion(tp=3, fp=1, fn=1, tn=5)), 4)
+    0.5833
+    """
+    n = c.n
+    if not n:
+        return None
+    po = (c.tp + c.tn) / n
+    pe = ((c.tp + c.fp) * (c.tp + c.fn) + (c.fn + c.tn) * (c.fp + c.tn)) / (n * n)
+    return None if pe >= 1 else (po - pe) / (1 - pe)
+
+
+def auroc(truth, scores) -> float | None:
+    """Area under the ROC curve of ``-score`` for "ungrounded" (ties count one half).
+
+    The probability that a random ungrounded item scores lower than a random grounded one.
+
+    >>> auroc([True, True, False, False], [0.2, 0.6, 0.6, 0.9])
+    0.875
+    >>> auroc([True, True], [0.1, 0.2]) is None
+    True
+    """
+    import numpy as np
+
+    t = np.asarray(truth, dtype=bool)
+    s = -np.asarray(scores, dtype=float)
+    n1, n0 = int(t.sum()), int((~t).sum())
+    if not n1 or not n0:
+        return None
+    return float(_rank_sum(s, t) - n1 * (n1 + 1) / 2) / (n1 * n0)
+
+
+def _rank_sum(s, t) -> float:
+    import numpy as np
+
+    uniq, inv, counts = np.unique(s, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    mid = ends - (counts - 1) / 2.0            # the mid-rank of each distinct value
+    return float(mid[inv][t].sum())
+
+
+def bootstrap(stat, n: int, resamples: int = RESAMPLES, seed: int = SEED, level: float = 0.95):
+    """(low, high, undefined resamples) of ``stat(indices)`` over a seeded percentile bootstrap.
+
+    ``stat`` takes an index array and returns a float or None. (None, None, k) when no resample
+    is defined.
+
+    >>> lo, hi, bad = bootstrap(lambda ix: float(sum(ix)) / len(ix), 10, resamples=200)
+    >>> 2.0 < lo < 4.5 < hi < 7.0, bad
+    (True, 0)
+    """
+    import numpy as np
+
+    if n == 0:
+        return None, None, resamples
+    rng = np.random.default_rng(seed)
+    vals, bad = [], 0
+    for ix in rng.integers(0, n, size=(resamples, n)):
+        v = stat(ix)
+        if v is None:
+            bad += 1
+        else:
+            vals.append(v)
+    if not vals:
+        return None, None, bad
+    a = (1 - level) / 2
+    lo, hi = np.quantile(np.asarray(vals), [a, 1 - a])
+    return float(lo), float(hi), bad
+
+
+def multiplicities(n: int, resamples: int = RESAMPLES, seed: int = SEED):
+    """(resamples x n) counts: how often each item is drawn in each bootstrap resample."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(resamples, n))
+    counts = np.zeros((resamples, n))
+    np.add.at(counts, (np.repeat(np.arange(resamples), n), idx.ravel()), 1)
+    return counts
+
+
+def _interval(values, level: float = 0.95):
+    import numpy as np
+
+    v = values[~np.isnan(values)]
+    if not v.size:
+        return None, None
+    a = (1 - level) / 2
+    lo, hi = np.quantile(v, [a, 1 - a])
+    return float(lo), float(hi)
+
+
+def binary_intervals(truth, pred, resamples: int = RESAMPLES, seed: int = SEED) -> dict:
+    """statistic -> bootstrap 95% interval, for accuracy, balanced accuracy, precision, recall and kappa,
+    computed for all resamples at once (the same resamples as :func:`bootstrap` with this seed).
+
+    >>> ci = binary_intervals([True, False] * 10, [True, False] * 10, resamples=50)
+    >>> ci["kappa"], ci["balanced_accuracy"]
+    ((1.0, 1.0), (1.0, 1.0))
+    """
+    import numpy as np
+
+    t, p = np.asarray(truth, dtype=bool), np.asarray(pred, dtype=bool)
+    if not t.size:
+        return {k: (None, None) for k in ("accuracy", "balanced_accuracy", "precision", "recall", "kappa")}
+    c = multiplicities(t.size, resamples, seed)
+    tp, fp, fn, tn = (c @ (t & p), c @ (~t & p), c @ (t & ~p), c @ (~t & ~p))
+    n = float(t.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tpr, tnr = tp / (tp + fn), tn / (tn + fp)
+        po = (tp + tn) / n
+        pe = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / (n * n)
+        kappa = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+        stats = {"accuracy": po, "balanced_accuracy": (tpr + tnr) / 2, "precision": tp / (tp + fp),
+                 "recall": tpr, "kappa": kappa}
+    return {k: _interval(np.asarray(v, dtype=float)) for k, v in stats.items()}
+
+
+def auroc_interval(truth, scores, resamples: int = RESAMPLES, seed: int = SEED) -> tuple:
+    """Bootstrap 95% interval of :func:`auroc` (same resamples as :func:`binary_intervals`)."""
+    import numpy as np
+
+    t, s = np.asarray(truth, dtype=bool), np.asarray(scores, dtype=float)
+    if not t.size:
+        return None, None
+    c = multiplicities(t.size, resamples, seed)
+    if t.size <= 400:   # pairwise: M[i, j] = 1 when i scores lower than j, 1/2 on a tie
+        m = (s[:, None] < s[None, :]) + 0.5 * (s[:, None] == s[None, :])
+        pos, neg = c * t, c * ~t
+        num = np.einsum("ri,ij,rj->r", pos, m, neg)
+        den = pos.sum(axis=1) * neg.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            vals = np.where(den > 0, num / den, np.nan)
+    else:
+        idx = [np.repeat(np.arange(t.size), row.astype(int)) for row in c]
+        vals = np.array([np.nan if (a := auroc(t[ix], s[ix])) is None else a for ix in idx])
+    return _interval(vals)
+
+
+@dataclass(frozen=True)
+class Point:
+    """The binary figures at one threshold (an answer is ungrounded when its score is below it)."""
+
+    threshold: float
+    confusion: Confusion
+    accuracy: float | None
+    balanced_accuracy: float | None
+    precision: float | None
+    recall: float | None
+    kappa: float | None
+
+
+def at_threshold(truth, scores, threshold: float) -> Point:
+    """The figures when "score < threshold" means ungrounded.
+
+    >>> p = at_threshold([True, False, False], [0.5, 1.0, 0.5], 1.0)
+    >>> p.confusion, p.recall, p.precision
+    (Confusion(tp=1, fp=1, fn=0, tn=1), 1.0, 0.5)
+    """
+    c = confusion(truth, [s < threshold for s in scores])
+    return Point(threshold, c, accuracy(c), balanced_accuracy(c), precision(c), recall(c), cohen_kappa(c))
+
+
+def sweep(truth, scores) -> list[Point]:
+    """One point per distinct cut: each distinct score, and just above the highest one.
+
+    >>> [p.threshold for p in sweep([True, False], [0.5, 1.0])]
+    [0.5, 1.0, 1.000001]
+    """
+    cuts = sorted(set(float(s) for s in scores))
+    cuts.append(cuts[-1] + 1e-6 if cuts else 1.0)
+    return [at_threshold(truth, scores, t) for t in cuts]
+
+
+def best(points: list[Point]) -> Point | None:
+    """The point with the highest balanced accuracy (ties: higher kappa, then the lower threshold)."""
+    ok = [p for p in points if p.balanced_accuracy is not None]
+    if not ok:
+        return None
+    return max(ok, key=lambda p: (round(p.balanced_accuracy, 12), round(p.kappa or -2.0, 12), -p.threshold))

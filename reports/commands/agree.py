@@ -1,0 +1,39 @@
+"""``harness agree RUN [--json]``: agreement of every metric with the human labels of a run's cases
+(reads the store, never re-scores; see :mod:`reports.agreement`)."""
+from __future__ import annotations
+
+from harness.errors import BadInput
+
+NAME = "agree"
+
+
+def add_parser(sub):
+    """Register ``agree`` on the ``harness`` subparsers; return its parser."""
+    a = sub.add_parser("agree", help="agreement of every metric with the human labels of a run's cases",
+                       description="Per metric: Cohen's kappa, balanced accuracy, precision and recall of "
+                                   "'ungrounded' and AUROC against the human labels, with bootstrap 95% intervals "
+                                   "and a threshold sweep (reads the store, never re-scores).")
+    a.add_argument("run", metavar="RUN", help="a run directory, a store.sqlite path, or a run id under --out")
+    a.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
+    a.add_argument("--cases", help="the case file to read labels from (default: the cases stored with the run)")
+    a.add_argument("--json", action="store_true", help='print {"metrics": {name: {"n", "kappa", "kappa_ci", ...}}}')
+    return a
+
+
+def run(args) -> int:
+    """Print the figures (exit 2 for a run that does not exist)."""
+    import json
+
+    from reports import agreement, agreement_section
+    from reports.data import load_run
+
+    try:
+        data = load_run(args.run, args.out, args.cases)
+    except (FileNotFoundError, ValueError) as e:
+        raise BadInput(str(e)) from None
+    results = agreement.compute(data)
+    if args.json:
+        print(json.dumps(agreement.as_json(data, results), indent=2, sort_keys=True, allow_nan=False))
+    else:
+        print(agreement_section.terminal(data, results, {m: data.info[m].short_name for m in data.metrics}))
+    return 0
