@@ -28,6 +28,8 @@ class Report:
     extra: list = field(default_factory=list)
     """More sections as ``reports.blocks.Block`` (agreement with human labels, the similarity cascade),
     rendered by both the HTML and the Markdown report."""
+    agreement: list | None = None
+    """Per-metric agreement with the human labels (``reports.agreement.compute``)."""
 
     @property
     def names(self) -> dict[str, str]:
@@ -60,15 +62,18 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
     costs = cost.per_metric(data)
     rep = Report(data, threshold, cells, divergence.find(data, threshold), stats.summarise(data), costs,
                  evidence.shares(data), cost.totals(data), plots.cost_chart(costs, shorts))
-    rep.extra = extra_sections(data, rep.names)
+    from reports import agreement
+
+    rep.agreement = agreement.compute(data)
+    rep.extra = extra_sections(data, rep.names, rep.agreement)
     return rep
 
 
-def extra_sections(data, names: dict[str, str]) -> list:
+def extra_sections(data, names: dict[str, str], agreement_results: list) -> list:
     """The agreement and cascade sections (``reports.blocks.Block``), in report order."""
-    from reports import agreement, agreement_section, cascade
+    from reports import agreement_section, cascade
 
-    blocks = [agreement_section.section(data, agreement.compute(data), names), cascade.section(cascade.summarise(data))]
+    blocks = [agreement_section.section(data, agreement_results, names), cascade.section(cascade.summarise(data))]
     return [b for b in blocks if b is not None]
 
 
