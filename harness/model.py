@@ -151,8 +151,14 @@ class Case:
         return [c.text for c in self.contexts]
 
     def judged_claims(self) -> list[Claim]:
-        """The claims the annotation states: its claims, or, for RAGTruth-style data (spans, no
-        claims), one claim per answer sentence labelled by the spans it overlaps.
+        """The claims the annotation states: its claims, or, for RAGTruth-style data (``spans`` given,
+        even an empty list, and no claims), one claim per answer sentence labelled by the spans it
+        overlaps (contradicted wins over not_found).
+
+        Span labels say where the answer is wrong, not where the passages support it, so a supported
+        sentence of such data gets as evidence the passage sentence sharing the most words with it
+        (:meth:`span_evidence`): the verdict comes from the labels, only the quote is looked up, so a
+        span-level rubric (the in-house verbatim check) can be answered at all.
 
         >>> from harness.model import Annotation, Case, HallucinationSpan
         >>> c = Case("x", "q", (), "It is red. It is big.",
@@ -163,14 +169,34 @@ class Case:
         ann = self.annotation
         if ann is None:
             return []
-        if ann.claims or not ann.spans:
+        if ann.claims or ann.spans is None:
             return list(ann.claims)
         out = []
         for s, e in sentence_spans(self.answer):
             hit = [sp.label for sp in ann.spans if overlaps((s, e), (sp.start, sp.end))]
             label = "contradicted" if "contradicted" in hit else ("not_found" if hit else "supported")
-            out.append(Claim(self.answer[s:e], (s, e), label))
+            ev = self.span_evidence(self.answer[s:e]) if label == "supported" else ()
+            out.append(Claim(self.answer[s:e], (s, e), label, ev))
         return out
+
+    def span_evidence(self, text: str) -> tuple:
+        """The passage sentence sharing the most words with ``text``, as evidence (empty when none shares any).
+
+        >>> from harness.model import Annotation, Case, Context
+        >>> c = Case("x", "q", (Context("1", "The sky is blue. Grass is green."),), "", Annotation((), True, False))
+        >>> [c.evidence_text(e) for e in c.span_evidence("Grass looks green.")]
+        ['Grass is green.']
+        """
+        from harness.spans import words
+
+        want = set(words(text))
+        best, score = None, 0
+        for ctx in self.contexts:
+            for s, e in sentence_spans(ctx.text):
+                n = len(want & set(words(ctx.text[s:e])))
+                if n > score:
+                    best, score = Evidence(ctx.id, s, e), n
+        return (best,) if best is not None else ()
 
     def claims_in(self, span: tuple[int, int]) -> list[Claim]:
         """The judged claims whose answer span overlaps ``span``."""

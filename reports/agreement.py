@@ -1,7 +1,7 @@
 """Agreement of every metric with the human labels of a run's cases (``harness agree``, the report
 section "Agreement with human labels", the metric cards).
 
-Human targets, per answer, from the claims the labels give (``harness.reference.judged_claims``: the
+Human targets, per answer, from the claims the labels give (``Case.judged_claims``: the
 annotated claims, or one claim per answer sentence for RAGTruth-style span labels):
 
 - ``hallucinated``: some claim is not_found or contradicted (RAGTruth's notion);
@@ -83,9 +83,7 @@ def is_labelled(case) -> bool:
 
 def answer_truth(case, target: str) -> bool:
     """Is the answer ungrounded under the target?"""
-    from harness.reference import judged_claims
-
-    return any(c.label in TARGETS[target] for c in judged_claims(case))
+    return any(c.label in TARGETS[target] for c in case.judged_claims())
 
 
 def figures(truth: list[bool], scores: list[float], top: float, resamples: int = A.RESAMPLES) -> Figures:
@@ -149,7 +147,6 @@ def _top(data, metric: str) -> float:
 
 
 def _claim_level(data, metric: str, ids: list[str], resamples: int) -> dict[str, Figures]:
-    from harness.reference import judged_claims
     from harness.spans import overlaps
 
     u = data.units[data.units["metric"] == metric]
@@ -164,7 +161,7 @@ def _claim_level(data, metric: str, ids: list[str], resamples: int) -> dict[str,
         truth, pred, missing = [], [], 0
         for cid in ids:
             units = by_case.get(cid, [])
-            for claim in judged_claims(data.cases[cid]):
+            for claim in data.cases[cid].judged_claims():
                 hits = [v for sp, v in units if overlaps(sp, claim.answer_span)]
                 if not hits:
                     missing += 1

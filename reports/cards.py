@@ -123,7 +123,16 @@ def _verdicts(data, metric, info, text) -> list[str]:
                     table(["annotation label", "reference judge"], [r[:2] for r in rows]), ""]
     else:
         out += [text.get("Verdicts", "The reference judge reads no per-claim label for this metric."), ""]
-    return out
+    return out + [SPAN_LABELLED, ""]
+
+
+SPAN_LABELLED = (
+    "Span-labelled cases (RAGTruth-style `annotation.spans`, as `harness import ragtruth|faithbench` writes them, "
+    "with no claim list): the reference judge reads each answer sentence as one claim, `not_found` or "
+    "`contradicted` when it overlaps a span of that label (contradicted wins), `supported` otherwise; a supported "
+    "sentence gets as its evidence the passage sentence sharing the most words with it (span labels say where an "
+    "answer is wrong, not where the passages support it), so a span-level rubric can be answered. The row of the "
+    "table above for that label then applies.")
 
 
 def _degenerate(data, cells, metric, text) -> list[str]:

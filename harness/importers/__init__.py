@@ -7,7 +7,11 @@ CASES`` reads FILE (JSONL, a JSON list, or CSV: see :mod:`harness.importers.rows
 row, checks each result with the case loader's own validation and writes CASES only when every row
 is good; otherwise it reports each problem as ``FILE line N, field F: ...`` and writes nothing.
 
-Imported cases carry no annotation: the reference judge cannot answer them (a run refuses them
+Human-labelled corpora (``ragtruth``, ``faithbench``: modules with ``import_files(paths)``, see
+:mod:`harness.importers.labelled`) keep or drop each row with a reason and carry RAGTruth-style span
+labels, so the reference judge can answer them and ``harness agree`` can compare.
+
+Imported Ragas and DeepEval cases carry no annotation: the reference judge cannot answer them (a run refuses them
 before any cell runs), so they are scored with a real judge (``--judge-url``).
 """
 from __future__ import annotations
@@ -17,6 +21,8 @@ import importlib
 FORMATS: dict[str, str] = {
     "ragas": "harness.importers.ragas",
     "deepeval": "harness.importers.deepeval",
+    "ragtruth": "harness.importers.ragtruth",
+    "faithbench": "harness.importers.faithbench",
 }
 """Format name -> module (imported only when that format is used)."""
 
