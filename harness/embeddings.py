@@ -264,7 +264,8 @@ async def answer(gw, cell: Cell, body) -> tuple[int, dict]:
         cell=cell, seq=0, started=started, latency_ms=(time.perf_counter() - t0) * 1000.0, ok=error is None,
         cached=cached, attempts=max(attempts, 1 if not cached else 0),
         prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=0, key=key, step="embeddings",
-        error=error))
+        error=error, usage=resp is None or "prompt_tokens" in usage,
+        reply_fit=None if resp is None else "not asked"))
     if error is not None:
         return _error(status, error)
     return 200, resp
