@@ -11,7 +11,7 @@ from nbclient import NotebookClient
 from tests.synthetic import canonical_run
 from tests.conftest import ROOT
 
-NOTEBOOKS = ("reproduce_discrepancy.ipynb", "choose_a_metric.ipynb")
+NOTEBOOKS = ("reproduce_discrepancy.ipynb", "choose_a_metric.ipynb", "trust_each_metric.ipynb")
 
 
 def execute(name: str, env: dict | None = None):
@@ -59,3 +59,13 @@ def test_choose_a_metric_runs():
     nb = execute("choose_a_metric.ipynb", {"HARNESS_RUN": run_dir})
     text = text_of(nb)
     assert "a citation promised per claim" in text and "trulens.ans" in text
+
+
+def test_trust_each_metric_runs():
+    run_dir, _ = canonical_run()
+    nb = execute("trust_each_metric.ipynb", {"HARNESS_RUN": run_dir})
+    text = text_of(nb)
+    assert "too few labelled answers to apply the rule" in text
+    assert "verifier work saved" in text and "residual errors" in text
+    assert "kept 8 case(s); dropped 10 row(s)" in text
+    assert "inhouse.span" in text and "[" in text      # figures with their intervals
