@@ -256,3 +256,22 @@ def test_cli_threshold_is_in_the_spec_and_a_resume_with_another_is_refused(tmp_p
     r3 = subprocess.run(base[:4] + ["--embed-model", "x", "--out", str(tmp_path)], cwd=ROOT, capture_output=True,
                         text=True, timeout=60)
     assert r3.returncode == 2 and "--embed-url" in r3.stderr
+
+
+def test_default_similarity_metrics_run_with_no_network(tmp_path):
+    """In a network namespace with only loopback (what `unshare -n` gives, lo brought up), both metrics
+    run through the gateway and the embedded model: nothing is fetched."""
+    import shutil
+
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip("unshare/ip not available")
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=30)
+    if probe.returncode != 0:
+        pytest.skip("cannot create a network namespace here (needs root)")
+    cmd = (f"ip link set lo up && {sys.executable} -m harness run --metrics baseline,cascade --out {tmp_path} "
+           "--run-id nonet --no-progress")
+    r = subprocess.run(["unshare", "-n", "sh", "-c", cmd], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    counts = [" ".join(line.split()) for line in r.stdout.splitlines() if line.startswith("  ") and "scored" in line]
+    assert counts == ["baseline.similarity scored 23, unscored 1, unscored by the vendor 0, not applicable 0, errored 0",
+                      "cascade.similarity_span scored 23, unscored 1, unscored by the vendor 0, not applicable 0, errored 0"]
