@@ -9,9 +9,10 @@ import sys
 
 import pytest
 
+from tests.conftest import ROOT
+
 from reports import agreement_stats as A
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Ten answers: the first four ungrounded by the humans. Scores: higher = better grounded.
 TRUTH = [True, True, True, True, False, False, False, False, False, False]

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.conftest import ROOT
+
 DATA = os.path.join(ROOT, "tests", "data")
 RT = [os.path.join(DATA, "ragtruth_response.jsonl"), os.path.join(DATA, "ragtruth_source_info.jsonl")]
 FB = [os.path.join(DATA, "faithbench_batch_1.json")]

@@ -11,9 +11,10 @@ import sys
 
 import pytest
 
+from tests.conftest import ROOT
+
 from tests.scoring import score_cases
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 METRICS = ("baseline.similarity", "cascade.similarity_span")
 
 
