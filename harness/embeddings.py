@@ -230,13 +230,13 @@ async def call(upstream, cell: Cell, body: dict, policy: RetryPolicy) -> tuple[d
     return None, policy.max_attempts, err
 
 
-async def answer(gw, cell: Cell, body) -> tuple[int, dict]:
+async def answer(gw, cell: Cell, body, record_type, error_reply) -> tuple[int, dict]:
     """Serve one (parsed) embeddings request of a cell for the gateway ``gw``: cache, upstream, ledger;
-    ``(HTTP status, JSON body)``."""
+    ``(HTTP status, JSON body)``. The gateway hands in its ledger record type and its error reply
+    (``CallRecord``, ``_error``), so this module does not import the gateway."""
     import time
 
-    from harness.gateway import CallRecord, _error
-
+    CallRecord, _error = record_type, error_reply
     started, t0 = time.time(), time.perf_counter()
     if not isinstance(body, dict):
         return _error(400, "request body must be a JSON object")

@@ -309,7 +309,7 @@ class Gateway:
                 return _error(400, "request body is not JSON")
         if self.embeddings is None:
             self.embeddings = LocalEmbeddings()
-        return await self._complete(cell, body, lambda c, b: answer(self, c, b))
+        return await self._complete(cell, body, lambda c, b: answer(self, c, b, CallRecord, _error))
 
     async def _complete(self, cell: Cell, body, answer=None):
         with self._lock:

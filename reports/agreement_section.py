@@ -98,7 +98,7 @@ def claim_row(f: Figures, name: str) -> list[str]:
 
 def card_lines(data, a: MetricAgreement) -> list[str]:
     """The agreement paragraph of one metric's card (Markdown), from the canonical reference run."""
-    from reports.markdown import m
+    from reports.markup import m
 
     out = ["## Agreement with Human Labels", "",
            m(reading(data)) + f" Canonical set: {a.labelled} labelled answers; left out: {m(excluded_text(a))}.", ""]

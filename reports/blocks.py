@@ -40,7 +40,7 @@ def markdown(block: Block) -> list[str]:
     - i
     <BLANKLINE>
     """
-    from reports.markdown import m, table
+    from reports.markup import m, table
 
     out = [f"## {m(block.title)}", ""]
     for p in block.parts:
@@ -61,7 +61,7 @@ def html(block: Block) -> str:
     >>> html(Block("k", "T", ["<b>"]))
     '<section id="k"><h2>T</h2><p>&lt;b&gt;</p></section>'
     """
-    from reports.html import e
+    from reports.markup import e
 
     out = [f'<section id="{e(block.key)}"><h2>{e(block.title)}</h2>']
     for p in block.parts:

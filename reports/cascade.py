@@ -179,7 +179,7 @@ def section(s: CascadeSummary | None):
 
 def card_lines(s: CascadeSummary | None, metric: str) -> list[str]:
     """The cascade paragraph of the card of ``metric`` (the cascade or the similarity baseline)."""
-    from reports.markdown import m
+    from reports.markup import m
 
     if s is None or not s.sentences or metric not in (CASCADE, "baseline.similarity"):
         return []
@@ -198,7 +198,7 @@ def card_lines(s: CascadeSummary | None, metric: str) -> list[str]:
 
 def _refund(s: CascadeSummary) -> list[str]:
     """What the real model measures on the seeds' refund example (canonical case ``refund-similarity``)."""
-    from reports.markdown import m
+    from reports.markup import m
 
     rows = [x for x in s.sentences if x.case_id == "refund-similarity"]
     if not rows or any(x.full is None for x in rows):
