@@ -24,7 +24,7 @@ def test_evaluate_in_a_notebook_cell(tmp_path):
     assert not [o for o in cells if o.get("output_type") == "error"], cells
     table = cells[-1]["data"]["text/html"]   # a DataFrame, shown as one
     assert "<th>case_id</th>" in table and "<th>score</th>" in table and "<th>status</th>" in table
-    assert table.count("<td>inhouse.span</td>") == 23
+    assert table.count("<td>inhouse.span</td>") == 24
     assert cookie[0]["data"]["text/plain"] == "['inhouse.span', 'scored', 0.75]"
     assert (tmp_path / "reports" / "out").is_dir()
     print(f"notebook: kernel start + 3 cells in {elapsed:.1f}s")
