@@ -8,8 +8,6 @@ from reports.blocks import Block, Table
 TITLE = "Agreement with human labels"
 TARGET_WORDS = {"hallucinated": "hallucinated (some claim not found or contradicted)",
                 "not_attributable": "not attributable (also inference: no span states some claim)"}
-STATUS_WORDS = {"unscored": "unscored", "vendor_nan": "NaN", "error": "error", "not_applicable": "n/a",
-                "missing": "missing"}
 
 
 def num(v) -> str:
@@ -35,7 +33,13 @@ def with_ci(v, ci) -> str:
 
 def excluded_text(a: MetricAgreement) -> str:
     """The labelled answers left out of the figures, by status ("none" when none)."""
-    return ", ".join(f"{n} {STATUS_WORDS.get(k, k)}" for k, n in sorted(a.excluded.items())) or "none"
+    from harness.vocab import status
+
+    def word(k):
+        t = status(k)
+        return t.short if t.short.strip("-\u2013 ") else t.label
+
+    return ", ".join(f"{n} {word(k)}" for k, n in sorted(a.excluded.items())) or "none"
 
 
 def row(a: MetricAgreement, f: Figures, name: str) -> list[str]:
