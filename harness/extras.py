@@ -3,18 +3,11 @@
 Each vendor is an optional extra of the package (``pip install 'groundedness-harness[ragas]'``, or
 ``uv sync --extra ragas`` in a clone), so a team installs only the vendors it uses. A metric whose
 vendor is missing is listed as unavailable with the line that installs it, and is left out of
-"all metrics".
+"all metrics". Which extra and modules a metric needs is data on its class (``extra``, ``requires``).
 """
 from __future__ import annotations
 
 from importlib.util import find_spec
-
-VENDOR_EXTRAS = {
-    "ragas": ("ragas", ("ragas",)),
-    "deepeval": ("deepeval", ("deepeval",)),
-    "trulens": ("trulens", ("trulens.core", "trulens.feedback", "trulens.providers.openai")),
-}
-"""vendor -> (extra name, modules that must import)."""
 
 
 def install_line(extra: str) -> str:
@@ -36,12 +29,11 @@ def _importable(module: str) -> bool:
 def missing_vendor(cls) -> str | None:
     """None when the metric's vendor is installed; else what is missing and how to install it.
 
-    A class may declare its own ``requires`` (module names) and ``extra``; otherwise its ``vendor``
-    is looked up in :data:`VENDOR_EXTRAS` (a vendor not listed there needs nothing).
+    The class declares it, as data: ``requires`` (the modules that must import) and ``extra`` (the
+    optional extra that installs them); a class that requires nothing is always available.
     """
-    extra, modules = VENDOR_EXTRAS.get(getattr(cls, "vendor", ""), (None, ()))
-    modules = tuple(getattr(cls, "requires", modules) or ())
-    extra = getattr(cls, "extra", extra)
+    modules = tuple(getattr(cls, "requires", ()) or ())
+    extra = getattr(cls, "extra", None)
     absent = [m for m in modules if not _importable(m)]
     if not absent:
         return None

@@ -172,6 +172,10 @@ class Metric(Protocol):
     """How the reference judge reads each annotation label for this metric (None: no claim label)."""
     flags: ClassVar[tuple]
     """The :class:`harness.vocab.Flag` s this metric may raise beyond the shared ones (may be empty)."""
+    extra: ClassVar[str | None]
+    """The package's optional extra that installs this metric's vendor (None: nothing to install)."""
+    requires: ClassVar[tuple[str, ...]]
+    """Modules that must be importable for the metric to run (checked without importing them)."""
     judge: ClassVar[str]
     """The reference-judge handler, ``"module:function"`` taking a :class:`JudgeRequest` and
     returning the reply text; imported only when the reference judge answers this metric."""
@@ -188,7 +192,7 @@ class Metric(Protocol):
 REQUIRED = ("name", "version", "display_name", "short_name", "order", "higher_is_better", "vendor", "unit",
             "definition", "judge")
 DEFAULTS = {"score_range": (0.0, 1.0), "vendor_package": None, "card_notes": "", "shims": (),
-            "label_reading": None, "flags": ()}
+            "label_reading": None, "flags": (), "extra": None, "requires": ()}
 """Protocol attributes a class may leave out, with the value it then has."""
 
 

@@ -43,6 +43,8 @@ class DeepEvalFaithfulnessBase:
     higher_is_better = True
     vendor = "deepeval"
     vendor_package = "deepeval"
+    extra = "deepeval"
+    requires = ("deepeval",)
     unit = "claim"
     label_reading = LabelReading({"supported": "yes", "inference": "yes", "not_found": "borderline",
                                   "contradicted": "no"}, "DeepEval verdict")

@@ -43,6 +43,8 @@ class RagasFaithfulness:
     higher_is_better = True
     vendor = "ragas"
     vendor_package = "ragas"
+    extra = "ragas"
+    requires = ("ragas",)
     unit = "statement"
     definition = ("Ragas 0.4.3 Faithfulness: the judge splits the answer into statements, then gives each an "
                   "NLI verdict against the joined passages (1 if it can be directly inferred, else 0); the "

@@ -42,6 +42,8 @@ class RagasResponseGroundedness:
     higher_is_better = True
     vendor = "ragas"
     vendor_package = "ragas"
+    extra = "ragas"
+    requires = ("ragas",)
     unit = "answer"
     definition = ("Ragas 0.4.3 ResponseGroundedness: two judge prompts each rate the whole answer against the "
                   "joined passages 0 (not supported), 1 (partially) or 2 (fully); the score is the mean of the "

@@ -17,7 +17,8 @@ from harness.metric import Endpoint, register
 from harness.model import Case, CellResult
 from harness.vocab import Flag
 
-from adapters.trulens.common import CARD_COMMON, GROUNDEDNESS_FLAGS, LABEL_READING, SHIMS, VENDOR_VERSION, load_vendor
+from adapters.trulens.common import (
+    CARD_COMMON, GROUNDEDNESS_FLAGS, LABEL_READING, REQUIRES, SHIMS, VENDOR_VERSION, load_vendor)
 from adapters.trulens.groundedness import run_groundedness
 
 CARD_NOTES = """\
@@ -46,6 +47,8 @@ class TrulensGroundednessAnswerability:
     order = 41
     vendor = "trulens"
     vendor_package = "trulens-core"
+    extra = "trulens"
+    requires = REQUIRES
     unit = "sentence"
     card_notes = CARD_NOTES
     definition = ("TruLens 2.16.0 groundedness, answerability-aware: as trulens.groundedness, except that a "

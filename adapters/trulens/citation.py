@@ -18,7 +18,8 @@ import asyncio
 from harness.metric import Endpoint, register
 from harness.model import Case, CellResult, UnitVerdict
 
-from adapters.trulens.common import CARD_COMMON, SHIMS, VENDOR_VERSION, citation_markers, load_vendor
+from adapters.trulens.common import (
+    CARD_COMMON, REQUIRES, SHIMS, VENDOR_VERSION, citation_markers, load_vendor)
 from adapters.trulens.units import UNPARSABLE, evidence_text
 
 CARD_NOTES = """\
@@ -44,6 +45,8 @@ class TrulensCitation:
     order = 42
     vendor = "trulens"
     vendor_package = "trulens-core"
+    extra = "trulens"
+    requires = REQUIRES
     unit = "answer"
     card_notes = CARD_NOTES
     definition = ("TruLens 2.16.0 citation attribution with chain-of-thought reasons: one judge call over the whole "

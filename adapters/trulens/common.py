@@ -66,6 +66,9 @@ GROUNDEDNESS_FLAGS = (
 )
 """The flags both TruLens groundedness variants raise."""
 
+REQUIRES = ("trulens.core", "trulens.feedback", "trulens.providers.openai")
+"""What the TruLens metrics need importable (the ``trulens`` extra installs them)."""
+
 CITATION_MARKER = re.compile(r"\[(\d+)\]")
 """A numeric citation marker, ``[N]``."""
 

@@ -17,7 +17,9 @@ import asyncio
 from harness.metric import Endpoint, register
 from harness.model import Case, CellResult
 
-from adapters.trulens.common import CARD_COMMON, GROUNDEDNESS_FLAGS, LABEL_READING, SHIMS, VENDOR_VERSION, join_source, load_vendor
+from adapters.trulens.common import (
+    CARD_COMMON, GROUNDEDNESS_FLAGS, LABEL_READING, REQUIRES, SHIMS, VENDOR_VERSION, join_source,
+    load_vendor)
 from adapters.trulens.units import groundedness_result
 
 CARD_NOTES = """\
@@ -68,6 +70,8 @@ class TrulensGroundedness:
     order = 40
     vendor = "trulens"
     vendor_package = "trulens-core"
+    extra = "trulens"
+    requires = REQUIRES
     unit = "sentence"
     card_notes = CARD_NOTES
     definition = ("TruLens 2.16.0 groundedness with chain-of-thought reasons: the answer is split into sentences, "
