@@ -23,6 +23,11 @@ def test_help_imports_no_vendor_or_heavy_module():
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 
 
+def test_metrics_command_imports_no_vendor_package():
+    loaded = _modules_after("from harness_cli import main\nmain(['metrics'])")
+    assert not loaded & {"ragas", "deepeval", "openai", "langchain_core", "instructor", "nltk", "pandas"}, loaded
+
+
 def test_discovering_adapters_imports_no_vendor_package():
     loaded = _modules_after("from harness import registry\nregistry.discover()")
     assert not loaded & {"ragas", "deepeval", "trulens", "openai", "langchain_core", "instructor", "nltk"}
