@@ -128,28 +128,23 @@ def metrics(rep) -> str:
 
 
 def cost(rep) -> str:
-    heads = "".join(f"<th>{e(h)}</th>" for h in ("metric", "answers", "calls / answer", "calls min-max",
-                                                 "prompt tokens / answer", "completion tokens / answer",
-                                                 "latency / answer (ms)", "cache hits"))
-    rows = "".join(
-        f"<tr><th>{e(rep.names[c.metric])}</th><td class=\"num\">{c.answers}</td><td class=\"num\">{c.calls:.2f}</td>"
-        f"<td class=\"num\">{c.min_calls}-{c.max_calls}</td><td class=\"num\">{c.prompt_tokens:,.0f}</td>"
-        f"<td class=\"num\">{c.completion_tokens:,.0f}</td><td class=\"num\">{c.latency_ms:,.1f}</td>"
-        f"<td class=\"num\">{c.cache_hits}</td></tr>" for c in rep.costs)
-    return (f'<section id="cost"><h2>{e(S.TITLES["cost"])}</h2><p>{e(S.INTRO["cost"])}</p>'
+    sec = S.cost_section(rep)
+    heads = "".join(f"<th>{e(h)}</th>" for h in sec.heads)
+    rows = "".join(f"<tr><th>{e(r[0])}</th>" + "".join(f'<td class="num">{e(v)}</td>' for v in r[1:]) + "</tr>"
+                   for r in sec.rows)
+    return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>'
             f'<img alt="judge calls, tokens and latency per answer, by metric" src="{data_uri(rep.cost_png)}">'
             f"<table><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table></section>")
 
 
 def evidence(rep) -> str:
-    if not rep.evidence:
-        body = "<p>No metric in this run quoted evidence.</p>"
+    sec = S.evidence_section(rep)
+    if not sec.rows:
+        body = f"<p>{e(sec.empty)}</p>"
     else:
-        rows = "".join(
-            f"<tr><th>{e(rep.names[x.metric])}</th><td class=\"num\">{x.checked}</td><td class=\"num\">{x.verbatim}</td>"
-            f"<td class=\"num\">{S.fmt(100 * x.share, 1)}%</td><td class=\"small\">"
-            f"{'<br>'.join(f'{e(c)}: &ldquo;{e(q)}&rdquo;' for c, q in x.examples) or 'none'}</td></tr>"
-            for x in rep.evidence)
-        body = ("<table><thead><tr><th>metric</th><th>quotes checked</th><th>verbatim</th><th>share</th>"
-                f"<th>quotes not found (up to 3)</th></tr></thead><tbody>{rows}</tbody></table>")
-    return f'<section id="evidence"><h2>{e(S.TITLES["evidence"])}</h2><p>{e(S.INTRO["evidence"])}</p>{body}</section>'
+        rows = "".join(f"<tr><th>{e(r[0])}</th>" + "".join(f'<td class="num">{e(v)}</td>' for v in r[1:-1])
+                       + f'<td class="small">{"<br>".join(e(q) for q in r[-1]) or "none"}</td></tr>'
+                       for r in sec.rows)
+        heads = "".join(f"<th>{e(h)}</th>" for h in sec.heads)
+        body = f"<table><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>"
+    return f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>{body}</section>'

@@ -84,20 +84,17 @@ def _metrics(rep) -> list[str]:
 
 
 def _cost(rep, im) -> list[str]:
-    rows = [[m(rep.names[c.metric]), str(c.answers), f"{c.calls:.2f}", f"{c.min_calls}-{c.max_calls}",
-             f"{c.prompt_tokens:,.0f}", f"{c.completion_tokens:,.0f}", f"{c.latency_ms:,.1f}", str(c.cache_hits)]
-            for c in rep.costs]
-    out = [f"## {S.TITLES['cost']}", "", S.INTRO["cost"], ""]
+    sec = S.cost_section(rep)
+    out = [f"## {sec.title}", "", sec.intro, ""]
     if im.get("cost"):
         out += [f"![judge calls, tokens and latency per answer]({im['cost']})", ""]
-    return out + [table(["metric", "answers", "calls / answer", "calls min-max", "prompt tokens / answer",
-                         "completion tokens / answer", "latency / answer (ms)", "cache hits"], rows), ""]
+    return out + [table(sec.heads, [[m(v) for v in r] for r in sec.rows]), ""]
 
 
 def _evidence(rep) -> list[str]:
-    out = [f"## {S.TITLES['evidence']}", "", S.INTRO["evidence"], ""]
-    if not rep.evidence:
-        return out + ["No metric in this run quoted evidence.", ""]
-    rows = [[m(rep.names[x.metric]), str(x.checked), str(x.verbatim), f"{100 * x.share:.1f}%",
-             "; ".join(f"{m(c)}: \u201c{m(q)}\u201d" for c, q in x.examples) or "none"] for x in rep.evidence]
-    return out + [table(["metric", "quotes checked", "verbatim", "share", "quotes not found (up to 3)"], rows), ""]
+    sec = S.evidence_section(rep)
+    out = [f"## {sec.title}", "", sec.intro, ""]
+    if not sec.rows:
+        return out + [sec.empty, ""]
+    rows = [[m(v) for v in r[:-1]] + ["; ".join(m(q) for q in r[-1]) or "none"] for r in sec.rows]
+    return out + [table(sec.heads, rows), ""]

@@ -75,6 +75,8 @@ class TableSection:
     rows: list[list[str]]
     notes_title: str = ""
     notes: list[Note] = field(default_factory=list)
+    empty: str = ""
+    """What the section says instead of a table when it has no rows."""
 
 
 def metrics_section(rep, resamples: int, dash: str = "\u2013") -> TableSection:
@@ -114,3 +116,23 @@ def mark_text(mark) -> str:
     u = mark.unit
     raw = f" ({u.raw_verdict})" if u.raw_verdict and u.raw_verdict != u.verdict else ""
     return f"{VERDICT_MARK.get(u.verdict, '')} {u.verdict}{raw}{' [shared]' if mark.shared else ''}".strip()
+
+
+def cost_section(rep) -> TableSection:
+    """Judge calls, tokens, latency and cache hits per answer, by metric (from the ledgers)."""
+    heads = ["metric", "answers", "calls / answer", "calls min-max", "prompt tokens / answer",
+             "completion tokens / answer", "latency / answer (ms)", "cache hits"]
+    rows = [[rep.names[c.metric], str(c.answers), f"{c.calls:.2f}", f"{c.min_calls}-{c.max_calls}",
+             f"{c.prompt_tokens:,.0f}", f"{c.completion_tokens:,.0f}", f"{c.latency_ms:,.1f}", str(c.cache_hits)]
+            for c in rep.costs]
+    return TableSection("cost", TITLES["cost"], INTRO["cost"], heads, rows)
+
+
+def evidence_section(rep) -> TableSection:
+    """How many quoted spans really occur in the context, by metric; the last cell of a row is the
+    list of quotes not found (up to 3), one string each."""
+    heads = ["metric", "quotes checked", "verbatim", "share", "quotes not found (up to 3)"]
+    rows = [[rep.names[x.metric], str(x.checked), str(x.verbatim), f"{fmt(100 * x.share, 1)}%",
+             [f"{c}: \u201c{q}\u201d" for c, q in x.examples]] for x in rep.evidence]
+    return TableSection("evidence", TITLES["evidence"], INTRO["evidence"], heads, rows,
+                        empty="No metric in this run quoted evidence.")
