@@ -1,24 +1,20 @@
-"""The "where they diverge" section of the HTML report."""
+"""The "where they diverge" section of the HTML report, laid out from :mod:`reports.divergence_view`."""
 from __future__ import annotations
 
-from reports import sections as S
+from reports.divergence_view import divergence_section
 from reports.markup import e
 
 
 def section(rep) -> str:
-    intro = S.INTRO["divergences"].format(threshold=rep.threshold)
-    if not rep.divergences:
-        return (f'<section id="divergences"><h2>{e(S.TITLES["divergences"])}</h2><p>{e(intro)}</p>'
-                "<p>None at this threshold.</p></section>")
-    from reports.decision import groups
-
-    at = anchors(rep)
+    sec = divergence_section(rep)
+    if not sec.groups:
+        return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>'
+                f"<p>{e(sec.empty)}</p></section>")
     body = "".join(f'<h3 class="reason">{e(g.reason)} <span class="muted small">({g.count} case'
                    f'{"s" if g.count != 1 else ""})</span></h3>'
-                   + "".join(one_case(rep, at[dv.case_id], dv) for dv in g.divergences)
-                   for g in groups(rep.divergences))
-    return (f'<section id="divergences"><h2>{e(S.TITLES["divergences"])}</h2><p>{e(intro)}</p>'
-            f"{body}</section>")
+                   + "".join(one_case(cv) for cv in g.cases)
+                   for g in sec.groups)
+    return f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>{body}</section>'
 
 
 def anchors(rep) -> dict[str, int]:
@@ -26,10 +22,9 @@ def anchors(rep) -> dict[str, int]:
     return {dv.case_id: i for i, dv in enumerate(rep.divergences)}
 
 
-def one_case(rep, i: int, dv) -> str:
-    d = rep.data
-    case = d.cases.get(dv.case_id)
-    scores = ", ".join(f"{e(rep.shorts[m])} {v:.2f}" for m, v in dv.scores.items())
+def one_case(cv) -> str:
+    case = cv.case
+    scores = ", ".join(f"{e(short)} {v:.2f}" for short, v in cv.scores)
     if case is not None:
         ctx = "".join(f"<p><b>[{e(c.id)}]</b></p><blockquote>{e(c.text)}</blockquote>" for c in case.contexts)
         texts = (f"<p><b>Question:</b> {e(case.question)}</p><p><b>Answer:</b></p>"
@@ -37,33 +32,29 @@ def one_case(rep, i: int, dv) -> str:
                  f"<details><summary>Contexts ({len(case.contexts)})</summary>{ctx or '<p>none</p>'}</details>")
     else:
         texts = "<p class=\"muted\">The case text is not available (see the note at the top).</p>"
-    return (f'<h4 id="case-{i}">{e(dv.case_id)} <span class="muted small">spread {dv.spread:.2f}</span></h4>'
+    return (f'<h4 id="case-{cv.anchor}">{e(cv.case_id)} <span class="muted small">spread {cv.spread:.2f}</span></h4>'
             f'<p class="small">Scores: {scores}</p>{texts}'
-            f"{alignment_table(rep, dv)}")
+            f"{alignment_table(cv)}")
 
 
-def alignment_table(rep, dv) -> str:
-    metrics = [m for m in rep.data.metrics if any(r.marks.get(m) for r in dv.rows)]
-    silent = [rep.shorts[m] for m in rep.data.metrics if m not in metrics]
-    note = (f'<p class="muted small">No per-unit verdicts on this case from: {e(", ".join(silent))} '
-            "(not scored, or no units).</p>") if silent else ""
-    head = "".join(f'<th title="{e(rep.names[m])}">{e(rep.shorts[m])}</th>' for m in metrics)
+def alignment_table(cv) -> str:
+    note = (f'<p class="muted small">No per-unit verdicts on this case from: {e(", ".join(cv.silent))} '
+            "(not scored, or no units).</p>") if cv.silent else ""
+    head = "".join(f'<th title="{e(name)}">{e(short)}</th>' for short, name in cv.shown)
     body = []
-    for k, row in enumerate(dv.rows):
+    for row in cv.rows:
         label = e(row.label) if row.label else "&ndash;"
         cells = []
-        for m in metrics:
-            marks = row.marks.get(m, [])
+        for marks in row.marks:
             if not marks:
                 cells.append("<td></td>")
                 continue
-            cls = _cell_class({mk.unit.verdict for mk in marks})
-            inner = "<br>".join(f'<span title="{e(mk.unit.text)}{" | " + e(mk.unit.reason) if mk.unit.reason else ""}">'
-                                f"{e(S.mark_text(mk))}</span>" for mk in marks)
+            cls = _cell_class({mk.verdict for mk in marks})
+            inner = "<br>".join(f'<span title="{e(mk.unit_text)}{" | " + e(mk.unit_reason) if mk.unit_reason else ""}">'
+                                f"{e(mk.text)}</span>" for mk in marks)
             cells.append(f'<td class="{cls} small">{inner}</td>')
-        why = dv.row_reasons.get(k)
-        body.append(f"<tr><td class=\"small\">{e(S.ROW_KIND.get(row.kind, row.kind))}</td><td>{e(row.text)}</td>"
-                    f"<td>{label}</td>{''.join(cells)}<td class=\"small reason\">{e(why or '')}</td></tr>")
+        body.append(f"<tr><td class=\"small\">{e(row.kind)}</td><td>{e(row.text)}</td>"
+                    f"<td>{label}</td>{''.join(cells)}<td class=\"small reason\">{e(row.why)}</td></tr>")
     return ("<div class=\"scroll\"><table class=\"align\"><thead><tr><th>row</th><th>answer text</th><th>annotation</th>"
             f"{head}<th>why they differ here</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}")
 

@@ -46,32 +46,29 @@ def _cell(cell) -> str:
 
 
 def _divergences(rep) -> list[str]:
-    out = [f"## {S.TITLES['divergences']}", "", S.INTRO["divergences"].format(threshold=rep.threshold), ""]
-    if not rep.divergences:
-        return out + ["None at this threshold.", ""]
-    from reports.decision import groups
+    from reports.divergence_view import divergence_section
 
-    for g in groups(rep.divergences):
+    sec = divergence_section(rep)
+    out = [f"## {sec.title}", "", sec.intro, ""]
+    if not sec.groups:
+        return out + [sec.empty, ""]
+    for g in sec.groups:
         out += [f"### {m(g.reason)} ({g.count} case{'s' if g.count != 1 else ''})", ""]
-        out += _cases(rep, g.divergences)
+        out += _cases(g.cases)
     return out
 
 
-def _cases(rep, divergences) -> list[str]:
+def _cases(cases) -> list[str]:
     out = []
-    for dv in divergences:
-        case = rep.data.cases.get(dv.case_id)
-        out += [f"#### {m(dv.case_id)} (spread {dv.spread:.2f}: {m(rep.shorts[dv.low[0]])} {dv.low[1]:.2f}, "
-                f"{m(rep.shorts[dv.high[0]])} {dv.high[1]:.2f})", ""]
-        if case is not None:
-            out += [f"**Question:** {m(case.question)}", "", f"**Answer:** {m(case.answer) or '_(empty)_'}", ""]
-        shown = [x for x in rep.data.metrics if any(r.marks.get(x) for r in dv.rows)]
-        heads = ["row", "answer text", "annotation"] + [m(rep.shorts[x]) for x in shown] + ["why they differ here"]
-        rows = []
-        for k, row in enumerate(dv.rows):
-            cells = ["<br>".join(m(S.mark_text(mk)) for mk in row.marks.get(x, [])) for x in shown]
-            rows.append([m(S.ROW_KIND.get(row.kind, row.kind)), m(row.text), m(row.label or "-")] + cells
-                        + [m(dv.row_reasons.get(k, ""))])
+    for cv in cases:
+        out += [f"#### {m(cv.case_id)} (spread {cv.spread:.2f}: {m(cv.low[0])} {cv.low[1]:.2f}, "
+                f"{m(cv.high[0])} {cv.high[1]:.2f})", ""]
+        if cv.case is not None:
+            out += [f"**Question:** {m(cv.case.question)}", "", f"**Answer:** {m(cv.case.answer) or '_(empty)_'}", ""]
+        heads = ["row", "answer text", "annotation"] + [m(short) for short, _ in cv.shown] + ["why they differ here"]
+        rows = [[m(row.kind), m(row.text), m(row.label or "-")]
+                + ["<br>".join(m(mk.text) for mk in marks) for marks in row.marks] + [m(row.why)]
+                for row in cv.rows]
         out += [table(heads, rows), ""]
     return out
 
