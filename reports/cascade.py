@@ -47,10 +47,12 @@ class CascadeSummary:
     answers: int = 0
     verify_calls: int = 0
     """Cascade cells that needed a verifier call."""
+    compared: int = 0
+    """Answers both the cascade and the full in-house scorer scored."""
     full_calls: int = 0
-    """Judge calls of the full in-house scorer on the same answers."""
+    """Judge calls of the full in-house scorer on the compared answers."""
     cascade_calls: int = 0
-    """Every call of the cascade (embeddings included) on those answers."""
+    """Every call of the cascade (embeddings included) on the compared answers."""
 
     @property
     def approved(self) -> list[Sentence]:
@@ -117,9 +119,10 @@ def summarise(data) -> CascadeSummary | None:
         full_units = []
         if full_cell is not None and full_cell.status == "scored":
             full_units = [(_span(r), r.verdict == "supported") for r in _units(data, FULL, cid).itertuples()]
+            out.compared += 1
             out.full_calls += int(full_cell.calls)
+            out.cascade_calls += int(cell.calls)
         out.answers += 1
-        out.cascade_calls += int(cell.calls)
         out.verify_calls += int(detail.get("verified", 0) > 0)
         for r in _units(data, CASCADE, cid).itertuples():
             d = json.loads(r.detail) if isinstance(r.detail, str) else {}
@@ -156,7 +159,8 @@ def section(s: CascadeSummary | None):
             ["approved by similarity (verifier work saved)", _pct(len(s.approved), len(s.sentences))],
             ["sent to the verifier", _pct(len(s.flagged), len(s.sentences))],
             ["answers needing a verifier call", _pct(s.verify_calls, s.answers)],
-            ["judge calls: cascade (embeddings included) vs full in-house", f"{s.cascade_calls} vs {s.full_calls}"],
+            [f"calls on the {s.compared} answers both scored: cascade (embeddings included) vs full in-house",
+             f"{s.cascade_calls} vs {s.full_calls}"],
             ["sentences with a full-check verdict", str(len(s.judged))],
             ["residual errors (approved, the full check rejects)", _pct(len(s.residual), len(s.approved))],
             ["false rejects (flagged, the full check accepts)", _pct(len(s.false_rejects), len(s.flagged))],

@@ -276,3 +276,24 @@ def test_default_similarity_metrics_run_with_no_network(tmp_path):
     counts = [" ".join(line.split()) for line in r.stdout.splitlines() if line.startswith("  ") and "scored" in line]
     assert counts == ["baseline.similarity scored 23, unscored 1, unscored by the vendor 0, not applicable 0, errored 0",
                       "cascade.similarity_span scored 23, unscored 1, unscored by the vendor 0, not applicable 0, errored 0"]
+
+
+def test_cascade_costs_beside_the_full_scorer_on_the_canonical_run():
+    """What the cascade section and card state, on the canonical reference run (embedded MiniLM, 0.80)."""
+    from reports.cascade import summarise
+    from reports.data import load_run
+    from tests.synthetic import canonical_run
+
+    run_dir, _ = canonical_run()
+    s = summarise(load_run(run_dir))
+    assert (len(s.sentences), len(s.approved), len(s.flagged)) == (49, 23, 26)
+    assert s.work_saved == pytest.approx(23 / 49)
+    # approved but rejected by the full in-house check: an inference and a contradicted number
+    assert sorted(x.case_id for x in s.residual) == ["leave-40-weeks", "leave-months-paraphrase"]
+    assert len(s.false_rejects) == 10 and all(x.full is True and not x.approved for x in s.false_rejects)
+    assert (len(s.judged), s.agree, s.final_agree) == (46, 34, 44)
+    refund = [x for x in s.sentences if x.case_id == "refund-similarity"]
+    assert [x.approved for x in refund] == [True, False, False, False, False]
+    assert [x.full for x in refund] == [True, True, True, False, False]
+    md = open(os.path.join(run_dir, "report.md"), encoding="utf-8").read()
+    assert "## Similarity cascade" in md and "residual errors (approved, the full check rejects) | 2 of 23" in md
