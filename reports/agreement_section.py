@@ -80,6 +80,9 @@ def section(data, results: list[MetricAgreement], names: dict[str, str]) -> Bloc
     for target in TARGETS:
         b.parts.append(Table(HEADS, [row(a, a.answers[target], names.get(a.metric, a.metric)) for a in results],
                              caption=f"Answers, target: {TARGET_WORDS[target]}"))
+    b.parts.append(Table(["metric", "balanced accuracy at each threshold (an answer is ungrounded below it; \u2605 best)"],
+                         [[names.get(a.metric, a.metric), sweep_text(a.answers["hallucinated"])] for a in results],
+                         caption="Threshold sweep, target: hallucinated"))
     claim_rows = {t: [claim_row(a.claims[t], names.get(a.metric, a.metric)) for a in results if a.claims]
                   for t in TARGETS}
     if any(claim_rows.values()):
@@ -89,6 +92,24 @@ def section(data, results: list[MetricAgreement], names: dict[str, str]) -> Bloc
             b.parts.append(Table(CLAIM_HEADS, rows, caption=f"Claims, target: {TARGET_WORDS[target]}"))
     b.parts.append([f"{names.get(a.metric, a.metric)}: {a.rule}" for a in results])
     return b
+
+
+def sweep_text(f: Figures) -> str:
+    """Every cut of the sweep with its balanced accuracy, the best one starred.
+
+    >>> from reports import agreement_stats as A
+    >>> pts = A.sweep([True, False], [0.5, 1.0])
+    >>> sweep_text(Figures(2, 1, pts[1], sweep=pts, best=A.best(pts)))
+    '0.50: 0.50 \u00b7 1.00: 1.00 \u2605 \u00b7 1.00+: 0.50'
+    """
+    if not f.sweep:
+        return "\u2013"
+    top = max(q.threshold for q in f.sweep)
+    parts = []
+    for q in f.sweep:
+        cut = f"{q.threshold:.2f}+" if q.threshold == top and len(f.sweep) > 1 else f"{q.threshold:.2f}"
+        parts.append(f"{cut}: {num(q.balanced_accuracy)}" + (" \u2605" if f.best is q else ""))
+    return " \u00b7 ".join(parts)
 
 
 def claim_row(f: Figures, name: str) -> list[str]:
