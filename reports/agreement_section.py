@@ -149,6 +149,9 @@ def card_lines(data, a: MetricAgreement) -> list[str]:
 def terminal(data, results: list[MetricAgreement], names: dict[str, str]) -> str:
     """``harness agree`` without --json: the reading, then one line per metric and target."""
     lines = [reading(data), rule_text(), ""]
+    if not results or not results[0].labelled:
+        return "\n".join(lines + ["No case of this run carries human labels: there is nothing to agree with "
+                                   "(import labelled data, e.g. harness import ragtruth, or annotate the cases)."])
     w = max([len(n) for n in names.values()] + [6])
     for target in TARGETS:
         lines.append(f"answers, target {TARGET_WORDS[target]}:")

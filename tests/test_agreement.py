@@ -157,3 +157,25 @@ def test_report_has_the_agreement_and_cascade_sections(run_dir):
     assert "## Agreement with human labels" in md and "ceiling" in md
     html = (run_dir / "index.html").read_text()
     assert 'id="agreement"' in html
+
+
+def test_a_run_without_labels_says_there_is_nothing_to_agree_with(tmp_path):
+    import shutil
+
+    from tests.conftest import CANONICAL
+
+    bare = tmp_path / "bare.jsonl"
+    with open(CANONICAL, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh][:2]
+    bare.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "annotation"}) + "\n" for r in rows))
+    # the reference judge refuses unannotated cases; the similarity baseline asks no judge, so a run of it works
+    # with any judge: point it at an address that is never called
+    r = subprocess.run([sys.executable, "-m", "harness", "run", "--cases", str(bare), "--metrics", "baseline.similarity",
+                        "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "none", "--out", str(tmp_path),
+                        "--run-id", "b", "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = _agree("b", "--out", str(tmp_path))
+    assert "No case of this run carries human labels" in out and "judge-and-definition" in out
+    doc = json.loads(_agree("b", "--out", str(tmp_path), "--json"))
+    assert doc["metrics"]["baseline.similarity"]["n"] == 0 and doc["metrics"]["baseline.similarity"]["labelled"] == 0
+    shutil.rmtree(tmp_path / "b")
