@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from harness.upstream import Cell, RetryPolicy, UpstreamError, parse_retry_after
 
 EMBED_PARAMS = ("dimensions", "encoding_format")
-SIMILARITY_METRICS = ("baseline.similarity", "cascade.similarity_span")
-"""The metrics that take ``--similarity-threshold``."""
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,9 @@ class Metric(Protocol):
     """The package's optional extra that installs this metric's vendor (None: nothing to install)."""
     requires: ClassVar[tuple[str, ...]]
     """Modules that must be importable for the metric to run (checked without importing them)."""
+    run_options: ClassVar[dict]
+    """Metric argument -> the ``harness run`` option (argparse dest) that sets it, e.g.
+    ``{"threshold": "similarity_threshold"}`` (empty: the metric takes none)."""
     judge: ClassVar[str]
     """The reference-judge handler, ``"module:function"`` taking a :class:`JudgeRequest` and
     returning the reply text; imported only when the reference judge answers this metric."""
@@ -192,7 +195,8 @@ class Metric(Protocol):
 REQUIRED = ("name", "version", "display_name", "short_name", "order", "higher_is_better", "vendor", "unit",
             "definition", "judge")
 DEFAULTS = {"score_range": (0.0, 1.0), "vendor_package": None, "card_notes": "", "shims": (),
-            "label_reading": None, "flags": (), "extra": None, "requires": ()}
+            "label_reading": None, "flags": (), "extra": None, "requires": (),
+            "run_options": {}}
 """Protocol attributes a class may leave out, with the value it then has."""
 
 

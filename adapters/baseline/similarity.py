@@ -63,6 +63,7 @@ class BaselineSimilarity:
     """A cheap stand-in for a judged metric: shown in the matrix and in its own report sections (agreement,
     cascade), left out of the divergence spread, which compares the judged definitions."""
     judge = "adapters.baseline.judge:similarity_reply"
+    run_options = {"threshold": "similarity_threshold"}
 
     def __init__(self, threshold: float = DEFAULT_THRESHOLD):
         self.threshold = check_threshold(threshold)

@@ -76,6 +76,7 @@ class CascadeSimilaritySpan:
     """A cheap stand-in for a judged metric: shown in the matrix and in its own report sections (agreement,
     cascade), left out of the divergence spread, which compares the judged definitions."""
     judge = "adapters.cascade.judge:cascade_reply"
+    run_options = {"threshold": "similarity_threshold"}
 
     def __init__(self, threshold: float = DEFAULT_THRESHOLD):
         self.threshold = check_threshold(threshold)

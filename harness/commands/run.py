@@ -117,11 +117,13 @@ def judge_config(args):
 
 def embed_config(args):
     """(``EmbedConfig``, metric args) from the embeddings options."""
-    from harness.embeddings import SIMILARITY_METRICS, EmbedConfig
+    from harness import registry
+    from harness.embeddings import EmbedConfig
 
     if not -1.0 <= args.similarity_threshold <= 1.0:
         raise BadInput(f"--similarity-threshold must be between -1 and 1, got {args.similarity_threshold}")
-    args_of = {m: {"threshold": args.similarity_threshold} for m in SIMILARITY_METRICS}
+    args_of = {m: {arg: getattr(args, dest) for arg, dest in registry.get(m).run_options.items()}
+               for m in registry.names() if registry.get(m).run_options}
     if args.embed_url is None:
         if args.embed_model or args.embed_key_env:
             raise BadInput("--embed-model and --embed-key-env need --embed-url")
