@@ -124,11 +124,12 @@ def synthetic_run(run_dir: str, cases, metrics=SYNTHETIC_METRICS, cases_path: st
 def canonical_run(metrics: str = "all") -> tuple[str, str]:
     """Run the canonical set with the reference judge through the CLI, once per process (in a temp
     dir); (run dir, the command's stdout)."""
+    from tests.conftest import ROOT
+
     out = tempfile.mkdtemp(prefix="harness-canonical-")
     cmd = [sys.executable, "-m", "harness", "run", "--metrics", metrics, "--run-id", "canonical",
            "--out", out, "--no-progress"]
-    r = subprocess.run(cmd, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                       capture_output=True, text=True, timeout=1200)
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
     if r.returncode not in (0, 1) or not os.path.isfile(os.path.join(out, "canonical", "store.sqlite")):
         raise RuntimeError(f"canonical run failed ({r.returncode}): {r.stderr[-2000:]}")
     return os.path.join(out, "canonical"), r.stdout
