@@ -30,7 +30,7 @@ def render(data, cells, metric: str) -> str:
     text = F.card_text(metric)
     out = [f"# {info.display_name}", "", HEADER.format(card_text=_shown_path(registry.get(metric))), ""]
     out += _facts(data, metric, info) + [""]
-    out += ["## Description", "", text.get("Description", "_No description written yet._"), ""]
+    out += ["## Description", "", text.get("Description", registry.get(metric).definition), ""]
     out += _how_to_use(data, cells, metric, text)
     out += _examples(data, cells, metric)
     out += _verdicts(data, metric, info, text)
