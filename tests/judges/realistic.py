@@ -245,8 +245,8 @@ def start(port: int = 0, noise: Noise | None = None) -> Served:
     """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port)."""
     judge = RealisticJudge(noise)
     handler = type("Handler", (_Handler,), {"judge": judge})
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
+    server_cls = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256, "daemon_threads": True})
+    server = server_cls(("127.0.0.1", port), handler)   # a deep backlog: vendors open many connections at once
     threading.Thread(target=server.serve_forever, name="realistic-judge", daemon=True).start()
     return Served(f"http://127.0.0.1:{server.server_address[1]}/v1", judge, server)
 
