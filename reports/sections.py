@@ -27,7 +27,11 @@ INTRO = {
                    "The reason is chosen by fixed rules over the annotation label and the verdicts "
                    "(reports/reasons.py).",
     "metrics": "Mean over the cases each metric scored, with a 95% bootstrap interval ({resamples} "
-               "resamples, fixed seed). Cells that are not scores are counted beside it, never averaged in.",
+               "resamples, fixed seed). Cells that are not scores are counted beside it, never averaged in. "
+               "Silent fallbacks: cells the vendor still scored after swallowing a failed judge call (Ragas "
+               "ResponseGroundedness scoring from one judge; TruLens keeping every sentence, reading a failed "
+               "abstention check as not an abstention, or dropping a sentence it could not parse); each says "
+               "so in its reason.",
     "cost": "Judge traffic per answer from the gateway's ledger (not-applicable cells excluded). With the "
             "reference judge the latency is the harness's own overhead; with a real judge it is what you "
             "would wait.",
@@ -80,19 +84,22 @@ class TableSection:
 
 
 def metrics_section(rep, resamples: int, dash: str = "\u2013") -> TableSection:
-    """Per metric: mean, interval and the count of cells of every status, plus the cells that are
-    not scores (by reason) and the flagged values (flags named from the vocabulary)."""
+    """Per metric: mean, interval, the count of cells of every status and of silent fallbacks (cells
+    flagged ``vendor_fallback``), plus the cells that are not scores (by reason) and the flagged
+    values (flags named from the vocabulary)."""
     keys = ("scored",) + tuple(k for k in STATUS_ORDER if k != "missing")
     rows, notes = [], []
     for s in rep.summaries:
         c = s.counts
         ci = f"[{fmt(s.low)}, {fmt(s.high)}]" if s.mean is not None else dash
-        rows.append([rep.names[s.metric], fmt(s.mean), ci] + [str(c.get(k, 0)) for k in keys])
+        rows.append([rep.names[s.metric], fmt(s.mean), ci] + [str(c.get(k, 0)) for k in keys]
+                    + [str(getattr(s, "fallbacks", 0))])
         for status, reasons in s.reasons.items():
             notes += [Note(rep.shorts[s.metric], f"{STATUS_NAMES[status]} ({len(ids)}): {reason}", tuple(ids))
                       for reason, ids in reasons]
         notes += [Note(rep.shorts[s.metric], f"flagged value on {cid}: {flags}") for cid, flags in s.flagged]
-    heads = ["metric", "mean", "95% interval"] + [vocab.status(k).short if k != "scored" else k for k in keys]
+    heads = (["metric", "mean", "95% interval"] + [vocab.status(k).short if k != "scored" else k for k in keys]
+             + ["silent fallbacks"])
     return TableSection("metrics", TITLES["metrics"], INTRO["metrics"].format(resamples=resamples), heads, rows,
                         "Cells that are not scores, and flagged values", notes)
 

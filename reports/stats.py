@@ -47,6 +47,8 @@ class MetricSummary:
     """status -> [(reason, case ids)], for statuses other than scored."""
     flagged: list[tuple[str, str]] = field(default_factory=list)
     """(case id, flags) of scored cells that carry a degenerate-value flag."""
+    fallbacks: int = 0
+    """Cells the vendor still scored after swallowing a failed judge call (flag ``vendor_fallback``)."""
 
 
 def summarise(data) -> list[MetricSummary]:
@@ -68,6 +70,7 @@ def summarise(data) -> list[MetricSummary]:
                     flagged.append((c, ", ".join(cell.flags)))
                 continue
             reasons.setdefault(cell.status, {}).setdefault(cell.reason or "(no reason given)", []).append(c)
+        fallbacks = sum("vendor_fallback" in cells[(c, m)].flags for c in data.case_ids)
         out.append(MetricSummary(m, len(scored), *(ci or (None, None, None)), dict(counts),
-                                 {s: list(r.items()) for s, r in reasons.items()}, flagged))
+                                 {s: list(r.items()) for s, r in reasons.items()}, flagged, fallbacks))
     return out

@@ -125,3 +125,17 @@ def test_ledger_billed_tokens_equal_the_judges_own_count(parity):
     assert (billed_prompt, billed_completion) == (served["reported_prompt_tokens"],
                                                   served["reported_completion_tokens"])
     assert usage_missing == served["calls_without_usage"]
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_every_vendor_card_lists_the_deviations_the_harness_forces(metric):
+    """Each deviation from stock use is on the metric's card with its reason (issue 11 item 2)."""
+    from tests.conftest import ROOT
+
+    with open(os.path.join(ROOT, "reports", "cards", f"{metric}.md"), encoding="utf-8") as fh:
+        card = fh.read()
+    assert "Deviations from stock use" in card and "Reason:" in card
+    wanted = {"deepeval": ("DEEPEVAL_RETRY_MAX_ATTEMPTS=1", "eval_mode=\"llm\"", "One client per cell"),
+              "ragas": ("Instructor retry policy", "max_retries=0"),
+              "trulens": ("endpoint.retries = 0", "Responses API")}[metric.split(".")[0]]
+    assert all(w in card for w in wanted), [w for w in wanted if w not in card]

@@ -28,6 +28,28 @@ from harness.metric import Endpoint, LabelReading, register
 from harness.vocab import FLAGS, Flag
 from harness.model import Case, CellResult, UnitVerdict
 
+CARD_NOTES = """\
+Deviations from stock use (everything else is DeepEval's own code, unpatched; the stock-parity test
+`tests/test_stock_parity.py` scores every canonical case with `FaithfulnessMetric(model=OpenAIModel(...))`
+pointed straight at the realistic test judge and gets the same scores):
+- Request protocol: none forced. DeepEval picks it from its own model registry for the judge's model
+  id, as in stock use: a `gpt-4o`-class id gets a strict json_schema (structured output), a
+  `gpt-3.5`-class id JSON mode, any other id (a local model, `reference-judge`) plain text that
+  DeepEval trims to its outer braces and validates.
+- One client per cell (`GatewayModel.load_model`): the stock `OpenAIModel` builds a new client for
+  every call; the requests are the same. Reason: about 90 % of DeepEval's per-case CPU.
+- Token accounting (`GatewayModel.calculate_cost`): for a judge DeepEval has no price for, the
+  stock class drops the token counts; the harness keeps them (`evaluation_cost` stays None).
+- Retries and timeouts: `DEEPEVAL_RETRY_MAX_ATTEMPTS=1` and `DEEPEVAL_DISABLE_TIMEOUTS=1`. Reason:
+  the harness gateway owns transport retries (connection errors, timeouts, 429, 5xx) and the per-call
+  timeout, so DeepEval's own (2 attempts, 88.5 s) do not stack on them. A judge reply is never
+  retried for its content: DeepEval's own validation decides, as in stock use.
+- `eval_mode="llm"` passed explicitly. Reason: left unset, DeepEval reads `DEEPEVAL_EVAL_MODE`, and
+  `hybrid` / `system_one` would send the verdict step to an external service instead of the judge.
+- A judge response without `usage` fails the cell, as in stock use (DeepEval's `OpenAIModel` reads
+  `completion.usage.prompt_tokens`); the reason says so.
+"""
+
 NORMALISED = {
     False: {"yes": "supported", "no": "unsupported", "borderline": "ambiguous"},
     True: {"yes": "supported", "no": "unsupported", "borderline": "unsupported"},
@@ -56,6 +78,7 @@ class DeepEvalFaithfulnessBase:
                   "the judge returned a different number of verdicts than claims"),
              Flag("empty_answer_rejected", "empty answer rejected", "empty answer",
                   "DeepEval rejects an empty answer before any judge call"))
+    card_notes = CARD_NOTES
     penalize: bool = False
 
     @classmethod

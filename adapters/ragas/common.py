@@ -1,4 +1,4 @@
-"""What the two Ragas adapters share: the documented shim (no vendor import)."""
+"""What the two Ragas adapters share: the documented shim and the deviations from stock use (no vendor import)."""
 from __future__ import annotations
 
 from harness.metric import Shim
@@ -14,3 +14,18 @@ SHIMS = (
          "and never sent (tracking stays off). `tests/test_ragas_env.py` fails without it."),
 )
 """The one change to Ragas's behaviour, shown on both cards (applied by ``_llm.vendor``)."""
+
+DEVIATIONS = """\
+Deviations from stock use (everything else is Ragas's own code; the stock-parity test
+`tests/test_stock_parity.py` scores every canonical case with `llm_factory(model,
+client=AsyncOpenAI(...))` and the collections metric pointed straight at the realistic test judge
+and gets the same scores):
+- Transport retries: the openai SDK's own retries are off (`max_retries=0`). Reason: the harness
+  gateway owns transport retries (connection errors, timeouts, 429, 5xx), each attempt in the ledger.
+- Instructor retry policy: stock instructor also repeats a request after an API error, which would
+  multiply the gateway's attempts; the harness's policy keeps instructor's 3 attempts for the parse
+  and validation errors instructor re-asks for, and none for API errors. A reply that is not the
+  step's JSON reaches instructor as it came, so its re-ask runs as in stock use.
+- Analytics data dir (the documented shim): ragas's telemetry-off uuid file goes under the system
+  temp dir instead of the user's home.
+"""

@@ -26,7 +26,7 @@ from harness.metric import Endpoint, LabelReading, register
 from harness.vocab import FLAGS, Flag
 from harness.model import Case, CellResult, UnitVerdict
 
-from adapters.ragas.common import SHIMS
+from adapters.ragas.common import DEVIATIONS, SHIMS
 
 
 class RagasStepError(RuntimeError):
@@ -45,6 +45,7 @@ class RagasFaithfulness:
     vendor_package = "ragas"
     extra = "ragas"
     requires = ("ragas",)
+    card_notes = DEVIATIONS
     unit = "statement"
     definition = ("Ragas 0.4.3 Faithfulness: the judge splits the answer into statements, then gives each an "
                   "NLI verdict against the joined passages (1 if it can be directly inferred, else 0); the "

@@ -13,7 +13,8 @@ What the adapter adds, without touching that computation:
   the per-judge result is the value the vendor's own ``_get_judge_rating`` returned, observed on
   the metric instance, and the attempts come from the observed LLM calls (``_llm.observe``);
 - NaN stays NaN (``vendor_nan`` with the judges' last errors); the degenerate cases are flagged:
-  ``one_judge_nan``, ``blank_input_scored_0``, and ``judge_errors`` when any judge call raised
+  ``one_judge_nan`` (with ``vendor_fallback``: the reason names the judge Ragas scored from alone and
+  why the other gave nothing), ``blank_input_scored_0``, and ``judge_errors`` when any judge call raised
   (Ragas swallows those exceptions and retries or returns NaN, so an unreachable judge looks like
   NaN: the flag and the reason tell the two apart); an empty answer raises in Ragas before any judge
   call and is shown as ``vendor_nan`` with the vendor's message (``vendor_raised_on_empty_input``).
@@ -26,7 +27,7 @@ from harness.metric import Endpoint, LabelReading, register
 from harness.vocab import FLAGS, Flag
 from harness.model import Case, CellResult, UnitVerdict
 
-from adapters.ragas.common import SHIMS
+from adapters.ragas.common import DEVIATIONS, SHIMS
 
 JUDGES = {"ResponseGroundednessJudge1Prompt": "judge1", "ResponseGroundednessJudge2Prompt": "judge2"}
 _VERDICT = {0: "unsupported", 1: "ambiguous", 2: "supported"}
@@ -44,6 +45,7 @@ class RagasResponseGroundedness:
     vendor_package = "ragas"
     extra = "ragas"
     requires = ("ragas",)
+    card_notes = DEVIATIONS
     unit = "answer"
     definition = ("Ragas 0.4.3 ResponseGroundedness: two judge prompts each rate the whole answer against the "
                   "joined passages 0 (not supported), 1 (partially) or 2 (fully); the score is the mean of the "
@@ -112,9 +114,14 @@ def to_cell(case: Case, value: float, ratings, calls, judge1_instruction: str) -
                                      units, flags=flags, detail=detail)
     if not ratings:
         flags.append("blank_input_scored_0")
+    reason = None
     if any(math.isnan(r) for _, r in ratings):
-        flags.append("one_judge_nan")
-    return CellResult.scored(value, units, flags=flags, detail=detail)
+        flags += ["one_judge_nan", "vendor_fallback"]
+        lost = [u for u in units if u.verdict == "excluded"]
+        kept = [u.detail["judge"] for u in units if u.verdict != "excluded"]
+        reason = (f"scored after a silent fallback: Ragas scored from {' and '.join(kept) or 'no judge'} alone; "
+                  + "; ".join(f"{u.detail['judge']} gave no valid rating ({u.reason})" for u in lost))
+    return CellResult.scored(value, units, reason=reason, flags=flags, detail=detail)
 
 
 def judge_unit(case: Case, index: int, judge: str, rating: float, calls) -> UnitVerdict:

@@ -32,6 +32,9 @@ from trulens.core.feedback.endpoint import Endpoint as TruEndpoint
 from trulens.core.feedback.feedback import GroundednessConfigs
 from trulens.feedback import LLMProvider
 
+ABSTENTION_PROMPT = "You are a ABSTENTION classifier"
+"""Start of TruLens's abstention-classifier system prompt (pinned by the contract test's templates)."""
+
 RPM = 1_000_000
 """Requests per minute for TruLens's pace: effectively unpaced (the harness paces nothing either;
 a real judge's rate limits come back as 429s that the gateway retries)."""
@@ -52,6 +55,7 @@ class GatewayProvider(LLMProvider):
     _client: Any = pydantic.PrivateAttr(default=None)
     _filter_log: list = pydantic.PrivateAttr(default_factory=list)
     _failures: list = pydantic.PrivateAttr(default_factory=list)
+    _fallbacks: list = pydantic.PrivateAttr(default_factory=list)
 
     def __init__(self, endpoint):
         """``endpoint``: the cell's :class:`harness.metric.Endpoint`."""
@@ -76,6 +80,24 @@ class GatewayProvider(LLMProvider):
             raise
         return reply.choices[0].message.content or ""
 
+    def generate_score(self, system_prompt: str, user_prompt: Optional[str] = None, *args, **kwargs) -> float:
+        """TruLens's own ``generate_score``, observed: when the answerability variant's abstention check
+        raises or gives TruLens's unparsable ``-1``, TruLens reads the sentence as "not an abstention"
+        without saying so; that is recorded (the score and any exception pass through unchanged)."""
+        abstention = str(system_prompt).startswith(ABSTENTION_PROMPT)
+        sentence = str(user_prompt or "").removeprefix("STATEMENT: ").split("\n\nABSTENTION:")[0][:80]
+        try:
+            score = super().generate_score(system_prompt, user_prompt, *args, **kwargs)
+        except Exception as e:
+            if abstention:
+                self._fallbacks.append(f"the abstention check on {sentence!r} failed ({type(e).__name__}); "
+                                       "TruLens read it as not an abstention")
+            raise
+        if abstention and score == -1.0:
+            self._fallbacks.append(f"the abstention check on {sentence!r} was unparsable; "
+                                   "TruLens read it as not an abstention")
+        return score
+
     def _remove_trivial_statements(self, statements: list[str]) -> list[str]:
         kept = super()._remove_trivial_statements(statements)
         # TruLens returns the list it parsed from the reply, or the very ``statements`` object it
@@ -88,6 +110,11 @@ class GatewayProvider(LLMProvider):
     def failures(self) -> list[str]:
         """Judge calls that raised (error type and the start of the system prompt)."""
         return list(self._failures)
+
+    @property
+    def fallbacks(self) -> list[str]:
+        """Silent fallbacks TruLens took on a failed abstention check (one line each)."""
+        return list(self._fallbacks)
 
     @property
     def filter_log(self) -> list[dict]:

@@ -136,8 +136,23 @@ judge execute code). A reply that is not a plain list literal is treated exactly
 any reply it cannot parse: every sentence is judged (flag `trivial_filter_unparsed_all_kept`). The
 filter can drop sentences silently; the harness lists them as `excluded` ("trivial").
 
-Silent fallbacks: TruLens keeps every sentence when the filter call fails, and reads a failed
-abstention check as "not an abstention". A cell that still scores after such a failure is flagged
-`judge_failure_fallback` (the failed calls are in the cell's detail); any other failed judge call
-fails the cell.
+Silent fallbacks: TruLens keeps every sentence when the filter's reply does not parse or its call
+fails, reads a failed or unparsable abstention check as "not an abstention", and leaves a sentence
+whose score does not parse out of its mean. A cell that still scores after any of these is flagged
+`vendor_fallback` (with `trivial_filter_unparsed_all_kept`, `judge_failure_fallback`,
+`abstention_check_fallback` or `unparsable_sentence_dropped`), its reason says what TruLens did, and
+the report counts such cells per metric; any other failed judge call fails the cell.
+
+Deviations from stock use (the stock-parity test `tests/test_stock_parity.py` scores every canonical
+case with TruLens's own `OpenAI` provider pointed straight at the realistic test judge and gets the
+same scores):
+- The provider: the stock `OpenAI` provider tries the Responses API first and falls back to chat
+  completions without `response_format`; the harness's provider sends each request once, as chat
+  completions carrying TruLens's own schema as a json_schema `response_format`. Reason: the gateway
+  serves chat completions, and the stock provider patches the openai SDK process-wide. The prompts
+  and TruLens's parsing of the reply are the same.
+- Retries and pace: TruLens's own retries are off (`endpoint.retries = 0`, stock: 3 with 2/4/8 s
+  sleeps) and its pace is unlimited (stock: 60 requests a minute). Reason: the harness gateway owns
+  transport retries and timeouts.
+- The two documented shims above (offline Punkt, `literal_eval` for the filter's reply).
 """

@@ -57,7 +57,7 @@ async def run_groundedness(case: Case, endpoint: Endpoint, *, variant: bool) -> 
 
     (score, reasons), sentences = await asyncio.to_thread(call)
     return groundedness_result(case, score, reasons, sentences, provider.filter_log, variant=variant,
-                               failures=provider.failures)
+                               failures=provider.failures, fallbacks=provider.fallbacks)
 
 
 @register

@@ -157,13 +157,18 @@ def sentence_units(case: Case, sentences: list[str], kept: list, reasons: list[d
 
 
 def groundedness_result(case: Case, score: float, out: dict, sentences: list[str],
-                        filter_log: list[dict], *, variant: bool, failures: list[str] = ()) -> CellResult:
+                        filter_log: list[dict], *, variant: bool, failures: list[str] = (),
+                        fallbacks: list[str] = ()) -> CellResult:
     """The cell result for either groundedness function, with TruLens's score kept exactly.
 
     ``filter_log``: the provider's record of the trivial-filter call (statements, kept, parsed);
-    ``failures``: judge calls that raised. A cell that still scores despite one had TruLens fall back
-    silently (filter: keep everything; abstention check: not an abstention): flagged
-    ``judge_failure_fallback``.
+    ``failures``: judge calls that raised; ``fallbacks``: abstention checks that failed. A cell that
+    still scores after TruLens fell back silently is flagged ``vendor_fallback`` (plus the specific
+    flag) and its reason says what TruLens did: the filter reply did not parse, so every sentence was
+    judged (``trivial_filter_unparsed_all_kept``); a judge call raised and was swallowed
+    (``judge_failure_fallback``); an abstention check failed and was read as "not an abstention"
+    (``abstention_check_fallback``); a sentence's score did not parse and was left out of the mean
+    (``unparsable_sentence_dropped``).
     """
     last = filter_log[-1] if filter_log else {"kept": list(sentences), "parsed": False}
     kept, filter_parsed = list(last["kept"]), bool(last["parsed"])
@@ -173,6 +178,8 @@ def groundedness_result(case: Case, score: float, out: dict, sentences: list[str
         flags.append("trivial_filter_unparsed_all_kept")
     if failures:
         flags.append("judge_failure_fallback")
+    if fallbacks:
+        flags.append("abstention_check_fallback")
     detail = {"sentences": len(sentences), "judged": len(reasons or []),
               "filter_kept": len(kept), "filter_parsed": filter_parsed, "failed_calls": list(failures)}
     if reasons is None:  # (0.0, {"reason": "No non-trivial statements to evaluate"})
@@ -187,9 +194,32 @@ def groundedness_result(case: Case, score: float, out: dict, sentences: list[str
     if variant:
         flags += [f"{u.raw_verdict}_scored_{int(u.detail['score'])}" for u in judged
                   if u.raw_verdict in ("answerable_abstention", "unanswerable_abstention")]
+    dropped = [u for u in judged if u.raw_verdict == "unparsable"]
     flags = list(dict.fromkeys(flags))
     if score == UNPARSABLE:
         return CellResult.vendor_nan("unscored by the vendor: TruLens returned its unparsable sentinel -1.0 "
                                      "(no sentence's judge score could be parsed)", units, flags=flags,
                                      detail=detail)
-    return CellResult.scored(score, units, flags=flags, detail=detail)
+    if dropped:
+        flags.append("unparsable_sentence_dropped")
+    said = fallback_reasons(filter_parsed, failures, fallbacks, dropped)
+    if said:
+        flags.append("vendor_fallback")
+    detail["fallbacks"] = said
+    return CellResult.scored(score, units, reason=("scored after a silent fallback: " + "; ".join(said)) if said
+                             else None, flags=flags, detail=detail)
+
+
+def fallback_reasons(filter_parsed: bool, failures, fallbacks, dropped) -> list[str]:
+    """What TruLens did silently, one phrase each (empty: no fallback).
+
+    >>> fallback_reasons(False, [], ["the abstention check on 'x' failed"], [])
+    ["the trivial filter's reply did not parse, so TruLens judged every sentence", "the abstention check on 'x' failed"]
+    """
+    out = [] if filter_parsed else ["the trivial filter's reply did not parse, so TruLens judged every sentence"]
+    out += [f"a judge call failed and TruLens went on without it ({f})" for f in failures
+            if not any(f.split(" on: ")[0] in fb for fb in fallbacks)]
+    out += list(fallbacks)
+    out += [f"TruLens could not parse the judge's score for {u.text[:60]!r} and left it out of the mean"
+            for u in dropped]
+    return out
