@@ -69,10 +69,14 @@ def header(rep) -> str:
     d = rep.data
     jl, jmeaning = judge_lines(d.spec)
     main, rest = versions(d.spec)
+    from reports.cost import money, traffic_line
+
     calls, pt, ct = rep.totals
     facts = [("cases", len(d.case_ids)), ("metrics", len(d.metrics)), ("judge calls", f"{calls:,}"),
-             ("tokens", f"{pt + ct:,}"), ("divergent cases", len(rep.divergences))]
+             ("tokens billed", f"{pt + ct:,}"), ("money", money(rep.totals.money)),
+             ("divergent cases", len(rep.divergences))]
     fh = "".join(f'<div class="fact"><span class="v">{e(v)}</span>{e(k)}</div>' for k, v in facts)
+    fh += f'<p class="small muted">{e(traffic_line(rep.totals))}</p>'
     vers = ", ".join(f"{e(p)} {e(v)}" for p, v in main)
     other = ", ".join(f"{e(p)} {e(v)}" for p, v in rest)
     cases = d.spec.get("cases") or {}

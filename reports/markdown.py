@@ -12,10 +12,13 @@ def render(rep, images: dict[str, str] | None = None) -> str:
     d, im = rep.data, images or {}
     jl, jmeaning = judge_lines(d.spec)
     main, _ = versions(d.spec)
+    from reports.cost import traffic_line
+
     calls, pt, ct = rep.totals
     out = [f"# Groundedness report: run {m(d.run_id)}", "", f"**{m(jl)}**. {m(jmeaning)}", "",
            f"Cases: {len(d.case_ids)} · metrics: {len(d.metrics)} · judge calls: {calls:,} · "
-           f"tokens: {pt + ct:,} · divergent cases: {len(rep.divergences)}", "",
+           f"tokens billed: {pt + ct:,} · divergent cases: {len(rep.divergences)}", "",
+           m(traffic_line(rep.totals)), "",
            "Vendor versions: " + ", ".join(f"{m(p)} {m(v)}" for p, v in main), ""]
     if d.case_note:
         out += [f"_{m(d.case_note)}_", ""]

@@ -32,7 +32,10 @@ INTRO = {
                "ResponseGroundedness scoring from one judge; TruLens keeping every sentence, reading a failed "
                "abstention check as not an abstention, or dropping a sentence it could not parse); each says "
                "so in its reason.",
-    "cost": "Judge traffic per answer from the gateway's ledger (not-applicable cells excluded). With the "
+    "cost": "Judge traffic per answer from the gateway's ledger (not-applicable cells excluded). Tokens "
+            "billed are what the judge served live (as its usage said); cache hits are counted apart and cost "
+            "nothing again. Money is billed tokens at the price table you supplied (--prices FILE or "
+            "--price-in/--price-out; the harness ships no prices). With the "
             "reference judge the latency is the harness's own overhead; with a real judge it is what you "
             "would wait.",
     "evidence": "For each metric whose judge quotes evidence, the share of its quotes that occur verbatim "
@@ -126,11 +129,15 @@ def mark_text(mark) -> str:
 
 
 def cost_section(rep) -> TableSection:
-    """Judge calls, tokens, latency and cache hits per answer, by metric (from the ledgers)."""
+    """Judge calls, tokens, latency and cache hits per answer, tokens billed and money per answer at
+    the user's prices, by metric (from the ledgers)."""
+    from reports.cost import money
+
     heads = ["metric", "answers", "calls / answer", "calls min-max", "prompt tokens / answer",
-             "completion tokens / answer", "latency / answer (ms)", "cache hits"]
+             "completion tokens / answer", "latency / answer (ms)", "cache hits", "tokens billed", "money / answer"]
     rows = [[rep.names[c.metric], str(c.answers), f"{c.calls:.2f}", f"{c.min_calls}-{c.max_calls}",
-             f"{c.prompt_tokens:,.0f}", f"{c.completion_tokens:,.0f}", f"{c.latency_ms:,.1f}", str(c.cache_hits)]
+             f"{c.prompt_tokens:,.0f}", f"{c.completion_tokens:,.0f}", f"{c.latency_ms:,.1f}", str(c.cache_hits),
+             f"{c.billed_tokens:,}", money(c.money_per_answer)]
             for c in rep.costs]
     return TableSection("cost", TITLES["cost"], INTRO["cost"], heads, rows)
 
