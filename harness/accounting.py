@@ -91,10 +91,11 @@ def parse_prices(data, where: str = "prices") -> dict[str, Price]:
 
     >>> parse_prices({"m": {"input": 1, "output": 2}})
     {'m': Price(input=1.0, output=2.0)}
-    >>> parse_prices({"m": {"input": -1, "output": 2}})
-    Traceback (most recent call last):
-    ...
-    harness.accounting.PriceError: prices: model 'm': input must be a number >= 0 (money per million tokens)
+    >>> try:
+    ...     parse_prices({"m": {"input": -1, "output": 2}})
+    ... except PriceError as e:
+    ...     print(e)
+    prices: model 'm': input must be a number >= 0 (money per million tokens)
     """
     if not isinstance(data, dict) or not data:
         raise PriceError(f"{where}: expected an object {{model id: {{\"input\": x, \"output\": y}}}}")
@@ -110,3 +111,52 @@ def parse_prices(data, where: str = "prices") -> dict[str, Price]:
             vals.append(float(v))
         out[str(model)] = Price(*vals)
     return out
+
+
+def add_price_options(parser) -> None:
+    """``--prices FILE`` and ``--price-in`` / ``--price-out`` on a command's parser."""
+    g = parser.add_argument_group("money (no built-in prices: give your own)")
+    g.add_argument("--prices", metavar="FILE",
+                   help='JSON price table {"model id": {"input": X, "output": Y}}, money per million tokens')
+    g.add_argument("--price-in", type=float, metavar="X", help="input price per million tokens for the judge model")
+    g.add_argument("--price-out", type=float, metavar="Y", help="output price per million tokens for the judge model")
+
+
+def prices_from_args(args, model: str | None) -> dict | None:
+    """The price table the options give, as stored in a run spec (``{"source", "models"}``), or None.
+
+    ``--price-in``/``--price-out`` price ``model`` (the run's judge) and win over the file's entry for it.
+    Raises :class:`PriceError` with a one-line message on a bad file or option.
+    """
+    path, pin, pout = getattr(args, "prices", None), getattr(args, "price_in", None), getattr(args, "price_out", None)
+    if path is None and pin is None and pout is None:
+        return None
+    if (pin is None) != (pout is None):
+        raise PriceError("--price-in and --price-out go together (input and output price per million tokens)")
+    models = {m: {"input": p.input, "output": p.output} for m, p in load_prices(path).items()} if path else {}
+    source = path or "--price-in/--price-out"
+    if pin is not None:
+        if not model:
+            raise PriceError("--price-in/--price-out price the run's judge model; this run has none")
+        parse_prices({model: {"input": pin, "output": pout}}, "--price-in/--price-out")
+        models[model] = {"input": pin, "output": pout}
+        source = f"{path} + --price-in/--price-out" if path else source
+    return {"source": source, "models": models}
+
+
+def traffic_summary(rows, price: Price | None) -> str:
+    """One line for the terminal: billed tokens, cache, retries, usage-less replies and money.
+
+    ``rows``: (billed prompt, billed completion, cached tokens, cache hits, retries, usage missing).
+
+    >>> traffic_summary((900, 100, 0, 0, 2, 0), Price(1.0, 2.0))
+    'tokens billed: 1,000 (900 prompt, 100 completion) · from the cache: 0 tokens, 0 calls · retried attempts: 2 · money: 0.0011'
+    """
+    bp, bc, cached, hits, retries, missing = (int(v or 0) for v in rows)
+    parts = [f"tokens billed: {bp + bc:,} ({bp:,} prompt, {bc:,} completion)",
+             f"from the cache: {cached:,} tokens, {hits:,} calls", f"retried attempts: {retries:,}"]
+    if missing:
+        parts.append(f"{missing:,} live repl{'y' if missing == 1 else 'ies'} without usage (tokens unknown)")
+    if price is not None:
+        parts.append(f"money: {price.cost(bp, bc):.4g}")
+    return " \u00b7 ".join(parts)

@@ -61,6 +61,8 @@ class RunOptions:
     """``harness.embeddings.EmbedConfig`` of the gateway's /v1/embeddings route; None: the embedded model."""
     metric_args: dict = field(default_factory=dict)
     """metric name -> keyword arguments of its adapter class (e.g. a similarity threshold); in the spec."""
+    prices: dict | None = None
+    """The user's price table, as ``harness.accounting.prices_from_args`` gives it (kept in the run spec)."""
 
 
 @dataclass

@@ -75,6 +75,7 @@ def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
                         if n in classes},
         "faults": _faults(opts.upstream_wrapper),
         "concurrency": opts.concurrency,
+        "prices": getattr(opts, "prices", None),
         "packages": package_versions(),
         "git": git_hash(),
         "python": platform.python_version(),

@@ -78,12 +78,15 @@ def extra_sections(data, names: dict[str, str], agreement_results: list) -> list
 
 
 def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRESHOLD,
-          cases_path: str | None = None, runs_dir: str = "reports/out") -> Built:
-    """Build and write the report of RUN (a run directory, a store path, or a run id under ``runs_dir``)."""
+          cases_path: str | None = None, runs_dir: str = "reports/out", prices: dict | None = None) -> Built:
+    """Build and write the report of RUN (a run directory, a store path, or a run id under ``runs_dir``);
+    ``prices`` (``harness.accounting.prices_from_args``) replaces the price table the run recorded."""
     from reports import html, markdown
     from reports.data import load_run
 
     data = load_run(run, runs_dir, cases_path)
+    if prices is not None:
+        data.spec["prices"] = prices
     rep = compute(data, threshold)
     out = out_dir or data.run_dir
     os.makedirs(out, exist_ok=True)

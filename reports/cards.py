@@ -161,7 +161,25 @@ def _calls(data, metric) -> list[str]:
     tail = ([f"Tokens per answer that reached the judge, as the reference judge counts them (characters / 4): "
              f"{tok[0]:.0f} prompt, {tok[1]:.0f} completion on average. A real judge's tokenizer gives "
              "other counts; the call counts do not change."] if tok else [])
-    return ["## Judge Calls per Answer", "", "From the gateway's ledger of the canonical reference run:", ""] + lines + [""] + tail + [""]
+    return (["## Judge Calls per Answer", "", "From the gateway's ledger of the canonical reference run:", ""] + lines
+            + [""] + tail + [""] + _money(data, tok))
+
+
+def _money(data, tok) -> list[str]:
+    """Money per answer at the user's prices (``harness cards --prices FILE``); the harness ships none."""
+    from harness.accounting import parse_prices
+
+    table = (data.spec.get("prices") or {}).get("models") or {}
+    if not tok:
+        return []
+    if not table:
+        return ["Money per answer: tokens per answer times your judge's prices. Pass a price table "
+                "(`harness cards --prices FILE`, or `harness report RUN --prices FILE` for a run); the harness "
+                "ships no prices, which would age silently.", ""]
+    rows = [f"- {m(model)} ({p.input:g} in / {p.output:g} out per million tokens): "
+            f"{p.cost(round(tok[0]), round(tok[1])):.6f} per answer"
+            for model, p in sorted(parse_prices(table).items())]
+    return ["Money per answer at the prices given (reference-judge token counts):", ""] + rows + [""]
 
 
 def _trust(data, metric) -> list[str]:
@@ -191,12 +209,14 @@ def _shims(metric, text) -> list[str]:
     return out + [""]
 
 
-def generate(run: str, runs_dir: str = "reports/out") -> dict[str, str]:
-    """file name -> card text for every metric in the run."""
+def generate(run: str, runs_dir: str = "reports/out", prices: dict | None = None) -> dict[str, str]:
+    """file name -> card text for every metric in the run (``prices``: money per answer on the cards)."""
     from reports.data import load_run
     from reports.matrix import build
 
     data = load_run(run, runs_dir)
+    if prices is not None:
+        data.spec["prices"] = prices
     if not data.is_reference:
         raise ValueError("metric cards come from a reference-judge run; this run used another judge")
     cells = build(data)

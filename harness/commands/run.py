@@ -59,6 +59,9 @@ def add_parser(sub):
                         "malformed=0.02,truncated=0.02,schema=0.02[,retry_after=1]; see harness/faults.py")
     r.add_argument("--fault-seed", type=int, metavar="N",
                    help="seed of --faults (default 0): the same seed faults the same calls, so a run replays")
+    from harness.accounting import add_price_options
+
+    add_price_options(r)
     return r
 
 
@@ -161,6 +164,12 @@ def cmd_run(args) -> int:
     cases = _load(args.cases)
     metrics = _metrics(args.metrics)
     judge = judge_config(args)
+    from harness.accounting import PriceError, prices_from_args
+
+    try:
+        prices = prices_from_args(args, judge.model)
+    except PriceError as e:
+        raise BadInput(str(e)) from None
     if judge.is_reference:
         from harness.reference import refuse_unannotated
 
@@ -178,7 +187,8 @@ def cmd_run(args) -> int:
                       cache_path=args.cache_path, concurrency=args.concurrency, out_dir=args.out,
                       run_id=args.run_id, progress=not args.no_progress, retry_attempts=args.retries + 1,
                       call_timeout_s=args.call_timeout, upstream_wrapper=faults, embeddings=embeddings,
-                      metric_args={m: a for m, a in metric_args.items() if m in metrics})
+                      metric_args={m: a for m, a in metric_args.items() if m in metrics},
+                      prices=prices)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
     if opts.metric_args:
         print(f"embeddings: {embeddings.describe()}   similarity threshold: {args.similarity_threshold:.2f}", flush=True)
@@ -196,6 +206,7 @@ def cmd_run(args) -> int:
         print(LEGEND)
         print("cells per metric:")
         print("\n".join(counts_lines(outcome.counts, metrics)))
+        print("judge traffic: " + traffic_line(store, judge.model, prices))
         errs = error_lines(store)
         if errs:
             print("errors:")
@@ -209,3 +220,14 @@ def cmd_run(args) -> int:
     report_failed = any([ext.after(args, outcome) for ext in getattr(args, "extensions", ())])
     n_err = sum(c.get("error", 0) for m, c in outcome.counts.items() if m in metrics)
     return 1 if (n_err or report_failed) else 0
+
+
+def traffic_line(store, model: str, prices: dict | None) -> str:
+    """Billed, cached and retried judge traffic of the run, and money at the user's price."""
+    from harness.accounting import parse_prices, traffic_summary
+
+    row = store.rows("SELECT SUM(billed_prompt_tokens), SUM(billed_completion_tokens), "
+                     "SUM(cached_prompt_tokens + cached_completion_tokens), SUM(cache_hits), SUM(retries), "
+                     "SUM(usage_missing) FROM cells")[0]
+    table = parse_prices(prices["models"]) if prices and prices.get("models") else {}
+    return traffic_summary(row, table.get(model))

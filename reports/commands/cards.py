@@ -18,6 +18,9 @@ def add_parser(sub):
     c.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
     c.add_argument("--cards-dir", default=DEFAULT_CARDS_DIR, help=f"output directory (default {DEFAULT_CARDS_DIR})")
     c.add_argument("--check", action="store_true", help="write nothing; exit 1 if any card would change")
+    c.add_argument("--prices", metavar="FILE",
+                   help='JSON price table {"model id": {"input": X, "output": Y}} (money per million tokens): '
+                        "each card shows money per answer at those prices (the shipped cards carry none)")
     return c
 
 
@@ -34,8 +37,14 @@ def run(args) -> int:
 def cmd_cards(args) -> int:
     from reports.cards import canonical_reference_run, generate, write_cards
 
+    from harness.accounting import PriceError, prices_from_args
+
+    try:
+        prices = prices_from_args(args, None)
+    except PriceError as e:
+        raise BadInput(str(e)) from None
     run = args.from_run or canonical_reference_run()
-    cards = generate(run, args.out)
+    cards = generate(run, args.out, prices)
     changed = write_cards(cards, args.cards_dir, check=args.check)
     verb = "would change" if args.check else "written"
     for name in sorted(cards):

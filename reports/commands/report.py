@@ -25,6 +25,9 @@ def add_parser(sub):
     p.add_argument("--cases", help="the case file to read case texts from (default: the one the run used)")
     p.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
                    help=f"smallest score spread that counts as a divergence (default {DEFAULT_THRESHOLD})")
+    from harness.accounting import add_price_options
+
+    add_price_options(p)
     return p
 
 
@@ -48,8 +51,15 @@ def check_threshold(v: float) -> float:
 def cmd_report(args) -> int:
     from reports.build import build
 
+    from harness.accounting import PriceError, prices_from_args
+
     t0 = time.perf_counter()
-    built = build(args.run, args.report_dir, check_threshold(args.divergence_threshold), args.cases, args.out)
+    try:
+        prices = prices_from_args(args, _judge_model(args)) if _priced(args) else None
+    except PriceError as e:
+        raise BadInput(str(e)) from None
+    built = build(args.run, args.report_dir, check_threshold(args.divergence_threshold), args.cases, args.out,
+                  prices=prices)
     print(f"report: {built.html_path}")
     print(f"markdown: {built.md_path}")
     print_top(built)
@@ -66,3 +76,20 @@ def print_top(built) -> None:
             print(f"  {line}")
     else:
         print(f"largest divergences: none at threshold {built.report.threshold:.2f}")
+
+
+def _priced(args) -> bool:
+    return any(getattr(args, k, None) is not None for k in ("prices", "price_in", "price_out"))
+
+
+def _judge_model(args) -> str | None:
+    """The judge model the run recorded (what ``--price-in/--price-out`` price)."""
+    from reports.data import resolve_store
+
+    from harness.store import RunStore
+
+    store = RunStore.open(resolve_store(args.run, args.out))
+    try:
+        return (store.spec().get("judge") or {}).get("model")
+    finally:
+        store.close()
