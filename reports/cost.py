@@ -121,7 +121,7 @@ def traffic_line(t: Totals) -> str:
     retried apart, and money when a price was given.
 
     >>> traffic_line(Totals(10, 900, 100, 50, 2, 1, 1, 0.5, "m: 1 in / 2 out"))
-    'tokens billed: 1,000 (900 prompt, 100 completion) · from the cache: 50 tokens, 2 calls · retried attempts: 1 · 1 live reply without usage (tokens unknown) · money: 0.500 (m: 1 in / 2 out)'
+    'tokens billed: 1,000 (900 prompt, 100 completion) · from the cache: 50 tokens, 2 calls · retried attempts: 1 · 1 live reply without usage (tokens unknown) · money: 0.5 (m: 1 in / 2 out)'
     """
     parts = [f"tokens billed: {t.prompt_tokens + t.completion_tokens:,} ({t.prompt_tokens:,} prompt, "
              f"{t.completion_tokens:,} completion)",

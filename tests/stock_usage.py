@@ -1,6 +1,8 @@
 """Each vendor's own documented usage, pointed straight at a judge URL (no harness in between), for
 the stock-parity test. One function per vendor metric; each scores many cases concurrently and
-returns ``{case_id: Outcome}``.
+returns ``{case_id: Outcome}``. The test runs this module as a subprocess
+(``python tests/stock_usage.py URL MODEL METRIC,...`` prints the outcomes as JSON), so TruLens's stock
+provider patching the openai SDK process-wide, and the vendors' threads, stay out of the test session.
 
 What "documented usage" is here (vendor-notes/*.md; the vendors' READMEs):
 
@@ -19,9 +21,15 @@ adapter joins them (TruLens takes one ``source`` string; the card says how it is
 from __future__ import annotations
 
 import asyncio
+import json
 import math
+import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+
+if __name__ == "__main__":  # pragma: no cover - run as a subprocess by the parity test
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 KEY = "sk-parity-test"
 
@@ -127,3 +135,22 @@ def stock(metric: str, url: str, model: str, cases) -> dict:
     if metric.startswith("deepeval."):
         return deepeval(url, model, cases, penalize=metric.endswith("_penalized"))
     return trulens(url, model, cases, metric)
+
+
+def main(argv: list[str]) -> int:  # pragma: no cover - exercised through the parity test
+    """``URL MODEL METRIC[,METRIC...]``: stock outcomes on the canonical cases, as one JSON line."""
+    import harness  # noqa: F401 - the vendor switches (telemetry off) before any vendor import
+    from harness.cases import load_cases
+    from tests.conftest import CANONICAL
+
+    url, model, metrics = argv[0], argv[1], argv[2].split(",")
+    cases = list(load_cases(CANONICAL))
+    with ThreadPoolExecutor(max_workers=len(metrics)) as pool:   # each metric's cases run concurrently too
+        futures = {m: pool.submit(stock, m, url, model, cases) for m in metrics}
+        out = {m: {cid: [o.score, o.raised] for cid, o in f.result().items()} for m, f in futures.items()}
+    print(json.dumps(out, allow_nan=True), flush=True)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main(sys.argv[1:]))

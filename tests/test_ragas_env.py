@@ -160,7 +160,7 @@ def test_rg_keeps_the_vendor_five_tries_per_judge_and_flags_one_judge_nan():
 
     s = run(RG, small_case(), script)
     assert s.ledger.calls == 5 + 1
-    assert s.result.status == "scored" and s.result.score == 0.5 and s.result.flags == ("one_judge_nan",)
+    assert s.result.status == "scored" and s.result.score == 0.5 and s.result.flags == ("one_judge_nan", "vendor_fallback")
     j1, j2 = s.result.units
     assert (j1.raw_verdict, j1.verdict, j2.raw_verdict) == ("nan", "excluded", "1")
     assert "ratings given [7, 7, 7, 7, 7]" in j1.reason

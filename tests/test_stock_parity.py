@@ -11,9 +11,11 @@ adapter rule (documented on the metric's card) that explains it. The parity tabl
 One judge server, one harness run of all seven metrics, and the stock runs of each metric with its
 cases concurrently keep it to a few seconds of judge time.
 """
+import json
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
+import subprocess
+import sys
 
 import pytest
 
@@ -53,15 +55,25 @@ def parity(realistic_judge, canonical, tmp_path_factory):  # noqa: F811 - fixtur
                             "SUM(errors), SUM(calls), SUM(cache_hits) FROM cells")[0]
     finally:
         store.close()
-    with ThreadPoolExecutor(max_workers=len(METRICS)) as pool:   # each metric's cases run concurrently too
-        futures = {m: pool.submit(stock_usage.stock, m, realistic_judge.url, MODEL, list(canonical)) for m in METRICS}
-        stock = {m: f.result() for m, f in futures.items()}
+    stock = stock_outcomes(realistic_judge.url)
     rows = [compare(m, c.id, stock[m][c.id], harness[(c.id, m)]) for m in METRICS for c in canonical]
     table = render(rows)
     print("\n" + table)
     with open(os.path.join(out, "parity-table.txt"), "w", encoding="utf-8") as fh:
         fh.write(table + "\n")
     return rows, realistic_judge.stats(), harness, served, ledger
+
+
+def stock_outcomes(url: str) -> dict:
+    """The vendors' own usage, in a subprocess (``tests/stock_usage.py``): metric -> case -> Outcome."""
+    from tests.conftest import ROOT
+
+    p = subprocess.run([sys.executable, os.path.join("tests", "stock_usage.py"), url, MODEL, ",".join(METRICS)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    data = json.loads(p.stdout.strip().splitlines()[-1])
+    return {m: {cid: stock_usage.Outcome(score=v[0], raised=v[1]) for cid, v in cases.items()}
+            for m, cases in data.items()}
 
 
 def compare(metric, case_id, stock, cell):

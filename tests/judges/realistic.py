@@ -183,6 +183,7 @@ def drop_key(value: dict) -> dict:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    timeout = 5   # an idle keep-alive connection (and its thread) ends after 5 s
     judge: RealisticJudge = None
 
     def log_message(self, *args):  # quiet
