@@ -63,6 +63,9 @@ FLAGS: dict[str, Term] = {t.key: t for t in (
          "the vendor's filter left no sentence to judge and it returns 0.0"),
     Term("judge_failure_fallback", "judge failure, vendor fell back", "fallback",
          "a judge call failed and the vendor silently fell back to a default; the cell still scored"),
+    Term("vendor_fallback", "scored after a silent fallback", "silent fallback",
+         "the vendor swallowed a failed judge call and still scored; the reason says what it did, the "
+         "report counts such cells per metric"),
 )}
 """Flags several metrics raise; a metric's own flags are on its class (``flags``)."""
 

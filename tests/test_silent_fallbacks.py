@@ -15,6 +15,14 @@ from adapters.trulens.judge import ABSTENTION, GROUNDEDNESS
 RG_JUDGE2 = "As a specialist in assessing the strength of connections"
 
 
+def _declared(metric: str, flags) -> bool:
+    """Every flag the cell raised is in the vocabulary (the metric's own or the shared ones)."""
+    from harness import registry, vocab
+
+    known = {f.key for f in getattr(registry.get(metric), "flags", ())} | set(vocab.FLAGS)
+    return set(flags) <= known
+
+
 def _user(body) -> str:
     return "\n".join(str(m.get("content") or "") for m in body.get("messages") or [] if m.get("role") == "user")
 
@@ -49,6 +57,7 @@ def test_response_groundedness_scored_from_one_judge_says_so(cases):
     assert s.result.status == "scored" and s.result.score == 0.5   # judge 1 alone: rating 1 of 2
     assert {"one_judge_nan", "vendor_fallback"} <= set(s.result.flags)
     assert "Ragas scored from judge1 alone" in s.result.reason and "judge2 gave no valid rating" in s.result.reason
+    assert _declared("ragas.response_groundedness", s.result.flags)
 
 
 @pytest.mark.parametrize("reply", ["I cannot say.", "maybe"])
@@ -59,6 +68,7 @@ def test_a_failed_abstention_check_read_as_no_abstention_says_so(cases, reply):
     assert s.result.status == "scored"
     assert {"abstention_check_fallback", "vendor_fallback"} <= set(s.result.flags), s.result
     assert "TruLens read it as not an abstention" in s.result.reason
+    assert _declared("trulens.groundedness_answerability", s.result.flags)
 
 
 def test_a_sentence_dropped_as_unparsable_says_so(cases):
@@ -72,6 +82,7 @@ def test_a_sentence_dropped_as_unparsable_says_so(cases):
     assert {"unparsable_sentence_dropped", "vendor_fallback"} <= set(s.result.flags), s.result
     assert "could not parse the judge's score" in s.result.reason and "two dozen" in s.result.reason
     assert [u.raw_verdict for u in s.result.units if u.text == last] == ["unparsable"]
+    assert _declared("trulens.groundedness", s.result.flags)
 
 
 def test_no_fallback_no_flag(cases):

@@ -54,7 +54,7 @@ class RagasResponseGroundedness:
     label_reading = LabelReading({"supported": "grounded", "inference": "grounded", "not_found": "not grounded",
                                   "contradicted": "not grounded"}, "counts toward the 0/1/2 rating as")
     judge = "adapters.ragas.judge:response_groundedness_reply"
-    flags = (FLAGS["vendor_raised_on_empty_input"],
+    flags = (FLAGS["vendor_raised_on_empty_input"], FLAGS["vendor_fallback"],
              Flag("one_judge_nan", "one judge NaN", "one judge",
                   "one of the two judges gave no valid rating; the score is the other judge's alone"),
              Flag("blank_input_scored_0", "blank input, scored 0", "blank = 0",

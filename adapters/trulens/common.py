@@ -63,6 +63,11 @@ GROUNDEDNESS_FLAGS = (
          "the trivial filter's reply was not a list literal, so TruLens judged every sentence"),
     Flag("abstention_scored_grounded", "abstention scored grounded", "abstention = 3/3",
          "an abstention sentence scores 3/3 because the prompt says so"),
+    FLAGS["vendor_fallback"],
+    Flag("abstention_check_fallback", "abstention check failed, read as no abstention", "abstention fallback",
+         "the abstention check raised or was unparsable and TruLens read the sentence as not an abstention"),
+    Flag("unparsable_sentence_dropped", "unparsable sentence left out", "sentence dropped",
+         "TruLens could not parse a sentence's score and left the sentence out of its mean"),
 )
 """The flags both TruLens groundedness variants raise."""
 
