@@ -60,6 +60,18 @@ def version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI; everything it prints (and every library it drives prints) passes the secret scrubber."""
+    from harness.redact import ScrubbingStream
+
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -6,14 +6,18 @@ The key covers what can change the judge's answer and nothing else:
 - the messages;
 - output-affecting parameters (``OUTPUT_PARAMS``: temperature, top_p, max_tokens, seed, stop,
   response_format, tools, ...), not timeouts, retries, ``user`` or headers;
-- a scope: empty for a real judge; for the reference judge, its table version, the metric and its
-  version, and a digest of the case (its answers come from the annotation);
+- a scope: the judge's identity. For a real judge, :func:`judge_identity`: the normalised base URL
+  (scheme and host lower-cased, default port, credentials, fragment and trailing ``/`` dropped) and
+  the model id, so a cache recorded from one judge never answers for another, even under the same
+  ``--judge-model``; for the reference judge, its table version, the metric and its version, and a
+  digest of the case (its answers come from the annotation);
 - a repeat index for sampled calls (temperature missing or above 0): the n-th identical sampled
   request of a cell gets index n, so a replay returns the same sequence and never collapses samples.
 
 Modes: ``live`` (no cache), ``record`` (answer from the cache, else call live and store),
-``replay`` (cache only; a miss is an error naming the cell). Errors are never cached. No key or
-header is ever written: only the request body's key fields and the response body.
+``replay`` (cache only; a miss is an error naming the cell). Errors are never cached, nor is a reply
+or request holding a secret (``harness.redact``). No key or header is ever written: only the request
+body's key fields and the response body.
 """
 from __future__ import annotations
 
@@ -41,6 +45,33 @@ def is_sampled(body: dict) -> bool:
     """
     t = body.get("temperature")
     return t is None or float(t) > 0
+
+
+def judge_identity(url: str, model: str) -> str:
+    """Which real judge answers: ``http|<normalised base URL>|<model id>`` (the cache scope).
+
+    >>> judge_identity("HTTP://User:pw@LocalHost:80/v1/", "qwen2.5:7b")
+    'http|http://localhost/v1|qwen2.5:7b'
+    >>> judge_identity("https://api.openai.com:443/v1#x", "m") == judge_identity("https://api.openai.com/v1", "m")
+    True
+    >>> judge_identity("http://127.0.0.1:8001/v1", "m") == judge_identity("http://127.0.0.1:8002/v1", "m")
+    False
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
+        host = f"{host}:{port}"
+    path = parts.path.rstrip("/")
+    return f"http|{urlunsplit((scheme, host, path, parts.query, ''))}|{model}"
 
 
 def request_key(body: dict, scope: str = "", repeat: int = 0) -> str:
@@ -83,13 +114,20 @@ class JudgeCache:
             row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def put(self, key: str, body: dict, response: dict) -> None:
+    def put(self, key: str, body: dict, response: dict) -> bool:
+        """Store a response; False (nothing stored) when the request or the reply holds a secret
+        (a judge that echoes the Authorization header): such a reply is never cached."""
+        from harness.redact import has_secret
+
         req = {k: body[k] for k in ("model", "messages", *OUTPUT_PARAMS) if k in body}
+        req_text, resp_text = json.dumps(req, ensure_ascii=False), json.dumps(response, ensure_ascii=False)
+        if has_secret(resp_text) or has_secret(req_text):
+            return False
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, model, request, response, created) VALUES (?, ?, ?, ?, ?)",
-                (key, body.get("model"), json.dumps(req, ensure_ascii=False),
-                 json.dumps(response, ensure_ascii=False), time.time()))
+                (key, body.get("model"), req_text, resp_text, time.time()))
+        return True
 
     def __len__(self) -> int:
         with self._lock:

@@ -55,17 +55,20 @@ def _embeddings(opts) -> dict:
 
 
 def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
-    """A JSON-serialisable spec; no key, only the NAME of the env var that holds it."""
+    """A JSON-serialisable spec; no key, only the NAME of the env var that holds it, and no URL
+    credentials (the whole spec is scrubbed, ``harness.redact``)."""
+    from harness.redact import scrub_obj, url_without_credentials
     from harness.reference import REFERENCE_VERSION
 
     j = opts.judge
-    return {
+    return scrub_obj({
         "run_id": run_id,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "cases": {"path": opts.cases.path, "sha256": opts.cases.sha256, "n": len(opts.cases)},
         "metrics": [{"name": n, "version": c.version, "vendor": c.vendor, "display_name": c.display_name,
                      "unit": c.unit, "higher_is_better": c.higher_is_better} for n, c in classes.items()],
-        "judge": {"kind": "reference" if j.is_reference else "http", "url": j.url, "model": j.model,
+        "judge": {"kind": "reference" if j.is_reference else "http", "url": url_without_credentials(j.url),
+                  "model": j.model,
                   "key_env": j.key_env,
                   "reference_version": REFERENCE_VERSION if j.is_reference else None,
                   "description": j.describe()},
@@ -79,4 +82,4 @@ def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
         "packages": package_versions(),
         "git": git_hash(),
         "python": platform.python_version(),
-    }
+    })

@@ -26,6 +26,7 @@ import time
 from dataclasses import asdict
 
 from harness.model import CellResult, Ledger
+from harness.redact import scrub
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -72,7 +73,25 @@ FINAL = ("scored", "unscored", "vendor_nan", "not_applicable")
 
 
 def _json(v) -> str:
-    return json.dumps(v, ensure_ascii=False, sort_keys=True, default=str)
+    """JSON text as the store keeps it: scrubbed of any secret (see ``harness.redact``)."""
+    return scrub(json.dumps(v, ensure_ascii=False, sort_keys=True, default=str))
+
+
+def _connect_readonly(path: str) -> sqlite3.Connection:
+    """A read-only connection. A WAL database in a directory the reader cannot write (no ``-shm``
+    file can be made) is opened as immutable instead; ValueError when the file is not a run store."""
+    from urllib.parse import quote
+
+    uri = f"file:{quote(os.path.abspath(path))}"
+    for flags in ("?mode=ro", "?mode=ro&immutable=1"):
+        try:
+            db = sqlite3.connect(uri + flags, uri=True, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA busy_timeout=10000")
+            db.execute("SELECT value FROM meta LIMIT 1").fetchall()
+            return db
+        except sqlite3.DatabaseError as e:
+            err = e
+    raise ValueError(f"{path}: cannot be read as a run store ({err})")
 
 
 class RunStore:
@@ -80,8 +99,12 @@ class RunStore:
 
     FILENAME = "store.sqlite"
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, readonly: bool = False):
         self.path = path
+        self.readonly = readonly
+        if readonly:
+            self.db = _connect_readonly(path)
+            return
         self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
@@ -102,13 +125,14 @@ class RunStore:
         return cls(os.path.join(run_dir, cls.FILENAME))
 
     @classmethod
-    def open(cls, path: str) -> "RunStore":
-        """Open an existing store (a run directory or the ``store.sqlite`` in it)."""
+    def open(cls, path: str, readonly: bool = True) -> "RunStore":
+        """Open an existing store (a run directory or the ``store.sqlite`` in it), read-only unless
+        asked: reading a run (a report, a table) never needs write access to it."""
         if os.path.isdir(path):
             path = os.path.join(path, cls.FILENAME)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no run store at {path}")
-        return cls(path)
+        return cls(path, readonly=readonly)
 
     def close(self) -> None:
         self.db.close()
@@ -165,7 +189,7 @@ class RunStore:
             cur.execute("DELETE FROM calls WHERE case_id = ? AND metric = ?", (case_id, metric))
             cur.execute(
                 f"INSERT OR REPLACE INTO cells ({CELL_COLUMNS}) VALUES ({','.join('?' * 25)})",
-                (case_id, metric, metric_version, case_digest, result.status, result.score, result.reason,
+                (case_id, metric, metric_version, case_digest, result.status, result.score, scrub(result.reason),
                  _json(list(result.flags)), _json(result.detail), ledger.calls, ledger.prompt_tokens,
                  ledger.completion_tokens, ledger.latency_ms, ledger.cache_hits, ledger.errors, ledger.retries,
                  wall_ms, time.time(), attempt, ledger.billed_prompt_tokens, ledger.billed_completion_tokens,
@@ -173,14 +197,14 @@ class RunStore:
                  ledger.format_misfits))
             cur.executemany(
                 "INSERT INTO units VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(case_id, metric, u.index, u.kind, u.text, u.verdict, u.raw_verdict, u.reason,
+                [(case_id, metric, u.index, u.kind, scrub(u.text), u.verdict, scrub(u.raw_verdict), scrub(u.reason),
                   u.span[0] if u.span else None, u.span[1] if u.span else None,
                   _json([asdict(q) for q in u.quotes]), _json(u.detail)) for u in result.units])
             cur.executemany(
                 f"INSERT INTO calls ({CALL_COLUMNS}) VALUES ({','.join('?' * 15)})",
                 [(case_id, metric, i, c.started, c.latency_ms, int(c.ok), int(c.cached), c.attempts,
-                  c.prompt_tokens, c.completion_tokens, c.key, c.step, c.error, int(getattr(c, "usage", True)),
-                  getattr(c, "reply_fit", None)) for i, c in enumerate(calls)])
+                  c.prompt_tokens, c.completion_tokens, c.key, scrub(c.step), scrub(c.error),
+                  int(getattr(c, "usage", True)), getattr(c, "reply_fit", None)) for i, c in enumerate(calls)])
             cur.execute("COMMIT")
         except BaseException:
             cur.execute("ROLLBACK")

@@ -5,6 +5,7 @@ import csv
 import json
 
 from harness import vocab
+from harness.redact import scrub
 
 LEGEND = "; ".join(f"{t.short} = {t.explain}" for k, t in vocab.STATUSES.items() if k not in ("scored", "missing")) \
     + f"; {vocab.DEGENERATE.short} = {vocab.DEGENERATE.explain}"
@@ -59,7 +60,7 @@ def write_scores_csv(store, path: str, metrics: list[str], case_ids: list[str]) 
         for cid in case_ids:
             for m in metrics:
                 status, score = rows.get((cid, m), ("missing", None))
-                w.writerow([cid, m, "" if score is None or status != "scored" else repr(float(score)), status])
+                w.writerow([scrub(cid), m, "" if score is None or status != "scored" else repr(float(score)), status])
 
 
 def error_lines(store, limit: int = 10) -> list[str]:

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from harness import redact
 from harness.metric import UnrecognisedRequest
 
 
@@ -152,6 +153,8 @@ class HttpUpstream:
         self.model = model
         self.key_env = key_env
         self.__key = os.environ.get(key_env, "") if key_env else ""
+        redact.register(self.__key)
+        redact.register_url(self.url)
         self._timeout = timeout_s
         self._client = None
 
@@ -159,11 +162,14 @@ class HttpUpstream:
         return f"HttpUpstream(url={self.url!r}, model={self.model!r}, key_env={self.key_env!r})"
 
     def scope(self, cell: Cell) -> str:
-        return ""
+        """The judge's identity (normalised base URL and model id): part of every cache key."""
+        from harness.cache import judge_identity
+
+        return judge_identity(self.url, self.model)
 
     def redact(self, text: str) -> str:
-        """Remove the key from any text (error bodies can echo headers)."""
-        return text.replace(self.__key, "***") if self.__key else text
+        """Remove the key (and any credential) from any text (error bodies can echo headers)."""
+        return redact.scrub(text.replace(self.__key, "***") if self.__key else text)
 
     async def complete(self, cell: Cell, body: dict) -> dict:
         import httpx

@@ -81,22 +81,24 @@ def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRES
           cases_path: str | None = None, runs_dir: str = "reports/out", prices: dict | None = None) -> Built:
     """Build and write the report of RUN (a run directory, a store path, or a run id under ``runs_dir``);
     ``prices`` (``harness.accounting.prices_from_args``) replaces the price table the run recorded."""
+    from harness.redact import register_judge_key, scrub
     from reports import html, markdown
     from reports.data import load_run
 
     data = load_run(run, runs_dir, cases_path)
     if prices is not None:
         data.spec["prices"] = prices
+    register_judge_key(data.spec)
     rep = compute(data, threshold)
     out = out_dir or data.run_dir
     os.makedirs(out, exist_ok=True)
     html_path, md_path = os.path.join(out, "index.html"), os.path.join(out, "report.md")
     with open(html_path, "w", encoding="utf-8") as fh:
-        fh.write(html.render(rep))
+        fh.write(scrub(html.render(rep)))
     with open(os.path.join(out, "cost.png"), "wb") as fh:   # the Markdown links it relatively
         fh.write(rep.cost_png)
     with open(md_path, "w", encoding="utf-8") as fh:
-        fh.write(markdown.render(rep, images={"cost": "cost.png"}))
+        fh.write(scrub(markdown.render(rep, images={"cost": "cost.png"})))
     return Built(html_path, md_path, rep)
 
 

@@ -52,6 +52,12 @@ def test_cache_key_is_stable_and_documented():
     assert request_key(BODY) == request_key(reordered)
     # A pinned literal: a change to the key function invalidates every cache, so it must be deliberate.
     assert request_key(BODY) == "a6972d124c2e8d26a17514cce640c03677444404ee09389bb29877af953c7984"
+    # A real judge's key is scoped by its identity (normalised base URL + model id): pinned too.
+    from harness.cache import judge_identity
+
+    scope = judge_identity("http://127.0.0.1:8000/v1/", "m")
+    assert scope == "http|http://127.0.0.1:8000/v1|m"
+    assert request_key(BODY, scope=scope) == "5101e82428742c4b4f1e2668837923227be9aa390ea5265c5db57da22a32f894"
     for change in ({"model": "m2"}, {"temperature": 0.2}, {"seed": 1}, {"max_tokens": 5},
                    {"response_format": {"type": "json_object"}},
                    {"messages": [{"role": "user", "content": "hi!"}]}):

@@ -292,3 +292,125 @@ def test_judge_text_in_the_report_is_escaped(canonical, tmp_path):
     html = open(built.html_path, encoding="utf-8").read()
     md = open(built.md_path, encoding="utf-8").read()
     assert "<script" not in html.lower() and "<script" not in md.lower()
+
+
+# --- a judge that echoes the key in 200 replies ----------------------------------------------------
+
+class _Echo200(http.server.BaseHTTPRequestHandler):
+    """A proxy in front of a real judge that answers 200 and echoes the request's headers: as text
+    appended to a plain-text reply, inside the JSON of a JSON reply (every reason-like field), and as
+    an extra top-level field of the response object."""
+
+    upstream = ""
+    seen: list = []
+    REASONS = ("reason", "reasons", "criteria", "supporting_evidence", "statements")
+
+    def _taint(self, v, echo):
+        if isinstance(v, dict):
+            return {k: (x + echo if isinstance(x, str) and k in self.REASONS else self._taint(x, echo))
+                    for k, x in v.items()}
+        if isinstance(v, list):
+            return [self._taint(x, echo) for x in v]
+        return v
+
+    def do_POST(self):
+        import urllib.request
+
+        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        auth = self.headers.get("authorization")
+        type(self).seen.append(auth)
+        req = urllib.request.Request(f"{self.upstream}/chat/completions", data=body, method="POST",
+                                     headers={"Content-Type": "application/json",
+                                              "X-Harness-Cell": self.headers.get("x-harness-cell", "")})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                reply = json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            reply = json.loads(e.read())
+        echo = f" (sent with Authorization: {auth}; headers {dict(self.headers)})"
+        if reply.get("choices"):
+            msg = reply["choices"][0]["message"]
+            try:
+                msg["content"] = json.dumps(self._taint(json.loads(msg["content"]), echo))
+            except (ValueError, TypeError):
+                msg["content"] = f"{msg.get('content') or ''}\n{echo}"
+        reply["x_echo"] = {"authorization": auth, "headers": dict(self.headers)}
+        out = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("credential", ["key", "url-userinfo"])
+def test_no_key_anywhere_after_a_judge_that_echoes_it_in_200_replies(credential, tmp_path):
+    """Issue 13 probe 1: the key, the Authorization value and URL credentials reach no file the harness
+    writes (store, spec.json, cache, reports, scores CSV) and none of its output, whatever the judge
+    echoes in a 200 reply; a reply holding the key is never cached."""
+    import base64
+    import sqlite3
+
+    key = f"sk-harness-canary-{secrets.token_hex(16)}"
+    password = f"pw-canary-{secrets.token_hex(8)}"
+    home, tmp, cwd, out = (tmp_path / d for d in ("home", "tmp", "cwd", "out"))
+    for d in (home, tmp, cwd):
+        d.mkdir()
+    env = {**os.environ, KEY_ENV: key, "HOME": str(home), "TMPDIR": str(tmp)}
+    with open(CANONICAL, encoding="utf-8") as fh:
+        lines = [ln for ln in fh if json.loads(ln)["id"] in ("cookie-yield", "abstain-answerable")]
+    cases = tmp_path / "two.jsonl"
+    cases.write_text("".join(lines), encoding="utf-8")
+    outputs = []
+    server = subprocess.Popen([sys.executable, "-m", "harness", "judge", "serve", "--port", "0", "--cases",
+                               str(cases)], cwd=str(cwd), env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        _Echo200.upstream = json.loads(server.stdout.readline())["url"]
+        _Echo200.seen = []
+        echo = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Echo200)
+        threading.Thread(target=echo.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{echo.server_address[1]}/v1"
+        auth = ["--judge-key-env", KEY_ENV]
+        if credential == "url-userinfo":        # an HTTP client sends these as Basic auth instead of the key
+            url, auth = url.replace("http://", f"http://judge-user:{password}@"), []
+        try:
+            p = subprocess.run([sys.executable, "-m", "harness", "run", "--cases", str(cases), "--out", str(out),
+                                "--run-id", "echo200", "--judge-url", url, "--judge-model", "reference-judge",
+                                *auth, "--cache", "record", "--no-progress", "--retries", "0",
+                                "--scores-csv", str(out / "scores.csv")],
+                               cwd=str(cwd), env=env, capture_output=True, text=True, timeout=600)
+            outputs.extend([p.stdout, p.stderr])
+            rep = subprocess.run([sys.executable, "-m", "harness", "report", "echo200", "--out", str(out),
+                                  "--report-dir", str(out / "again")],
+                                 cwd=str(cwd), env=env, capture_output=True, text=True, timeout=300)
+            outputs.extend([rep.stdout, rep.stderr])
+        finally:
+            echo.shutdown()
+    finally:
+        server.terminate()
+        outputs.extend(server.communicate(timeout=10))
+    assert p.returncode in (0, 1), p.stderr[-3000:]
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    basic = base64.b64encode(f"judge-user:{password}".encode()).decode()
+    sent = f"Bearer {key}" if credential == "key" else f"Basic {basic}"
+    assert _Echo200.seen and set(_Echo200.seen) == {sent}                   # positive control: it was sent
+    db = sqlite3.connect(str(out / "echo200" / "store.sqlite"))
+    scrubbed = db.execute("SELECT COUNT(*) FROM units WHERE reason LIKE '%Authorization: %***%'").fetchone()[0]
+    scrubbed += db.execute("SELECT COUNT(*) FROM cells WHERE reason LIKE '%Authorization: %***%'").fetchone()[0]
+    db.close()
+    assert scrubbed > 0                                          # the echo reached the vendors' reasons
+    cache = sqlite3.connect(str(out / "judge-cache.sqlite"))
+    assert cache.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 0   # never cached
+    cache.close()
+    written = [os.path.join(d, f) for d, _, fs in os.walk(tmp_path) for f in fs]
+    for must in ("store.sqlite", "spec.json", "index.html", "report.md", "scores.csv", "judge-cache.sqlite"):
+        assert any(w.endswith(must) for w in written), must
+    canaries = (key, password, basic)
+    leaks = [(w, s) for w in written for s in canaries if s.encode() in open(w, "rb").read()]
+    leaks += [(f"output #{i}", s) for i, text in enumerate(outputs) for s in canaries if s in (text or "")]
+    assert leaks == []
+    assert "judge-user" not in open(out / "echo200" / "spec.json").read()

@@ -115,6 +115,10 @@ def judge_config(args):
     key_env = args.judge_key_env or ("OPENAI_API_KEY" if url == OPENAI_URL else None)
     if key_env and not os.environ.get(key_env) and getattr(args, "cache", None) != "replay":   # replay: no key
         raise BadInput(f"environment variable {key_env} is not set (it should hold the judge's key)")
+    from harness import redact
+
+    redact.register(os.environ.get(key_env) if key_env else None)
+    redact.register_url(url)
     return JudgeConfig(url=url, model=args.judge_model, key_env=key_env)
 
 
