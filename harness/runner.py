@@ -35,7 +35,10 @@ class JudgeConfig:
     def describe(self) -> str:
         if self.is_reference:
             return "reference (annotation-driven, offline)"
-        return f"{self.model} at {self.url}" + (f" (key from ${self.key_env})" if self.key_env else " (no key)")
+        from harness.redact import url_without_credentials
+
+        url = url_without_credentials(self.url)
+        return f"{self.model} at {url}" + (f" (key from ${self.key_env})" if self.key_env else " (no key)")
 
 
 @dataclass
@@ -213,7 +216,7 @@ async def run_cell(gateway: Gateway, cls, run_id: str, case: Case, name: str, mo
     result = await score_cell(cls, case, endpoint, cell_timeout_s, lambda: gateway.peek(run_id, case.id, name))
     await gateway.settle(run_id, case.id, name, endpoint.timeout_s)   # calls still in flight count too
     ledger, calls = gateway.take(run_id, case.id, name)
-    return result, ledger, calls
+    return judge_failures_are_errors(result, ledger), ledger, calls
 
 
 async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek=None) -> CellResult:
@@ -229,6 +232,29 @@ async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek
         return CellResult.error(f"cell timed out after {timeout_s:g}s")
     except Exception as e:  # noqa: BLE001 - isolation: a cell's failure is that cell's error
         return CellResult.error(error_reason(e, peek() if peek else None))
+
+
+def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
+    """A cell any of whose judge calls failed (after the gateway's retries) is an error, whatever the
+    vendor made of the failure (NaN, a score from the calls that did answer, "unscored"): an outage is
+    never a finished cell, so a resume recomputes it. What the vendor returned is kept in ``detail``.
+
+    >>> from harness.model import Ledger
+    >>> judge_failures_are_errors(CellResult.vendor_nan("no statements"), Ledger(calls=2, errors=2,
+    ...     last_error="judge HTTP 500")).reason
+    '2 of 2 judge call(s) failed (the vendor returned vendor_nan): judge HTTP 500'
+    >>> judge_failures_are_errors(CellResult.scored(0.5), Ledger(calls=2)).status
+    'scored'
+    """
+    if result.status == "error" or not getattr(ledger, "errors", 0):
+        return result
+    got = result.status + (f" {result.score:g}" if result.score is not None else "")
+    reason = f"{ledger.errors} of {ledger.calls} judge call(s) failed (the vendor returned {got})"
+    if ledger.last_error:
+        reason += f": {ledger.last_error[:200]}"
+    detail = {**result.detail, "vendor_status": result.status, "vendor_score": result.score,
+              "vendor_reason": result.reason}
+    return CellResult.error(reason, result.units, detail=detail)
 
 
 def error_reason(exc: BaseException, ledger=None, limit: int = 300) -> str:

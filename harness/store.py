@@ -170,8 +170,10 @@ class RunStore:
     # --- cells -------------------------------------------------------------------------------
 
     def finished(self) -> dict[tuple[str, str], tuple[str, str]]:
-        """(case_id, metric) -> (case_digest, metric_version) for every cell a resume may keep."""
-        q = f"SELECT case_id, metric, case_digest, metric_version FROM cells WHERE status IN ({','.join('?' * len(FINAL))})"
+        """(case_id, metric) -> (case_digest, metric_version) for every cell a resume may keep: a final
+        status, and no failed judge call (a store written before that rule may hold such a cell)."""
+        q = (f"SELECT case_id, metric, case_digest, metric_version FROM cells "
+             f"WHERE status IN ({','.join('?' * len(FINAL))}) AND errors = 0")
         return {(r[0], r[1]): (r[2], r[3]) for r in self.db.execute(q, FINAL)}
 
     def attempts(self, case_id: str, metric: str) -> int:

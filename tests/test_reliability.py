@@ -1,0 +1,118 @@
+"""Reliability probes of issue 13: an outage never becomes a finished score; the cache knows which
+judge answered; a run is locked while it runs; usage is optional; each cell has a bounded time."""
+import json
+import math
+
+import pytest
+
+from harness.cases import CaseSet
+from harness.faults import FaultInjector, FaultSpec
+from harness.runner import RunOptions, run
+from harness.store import RunStore
+
+
+def _cells(path):
+    s = RunStore.open(path)
+    try:
+        return {(r[0], r[1]): r[2:] for r in s.rows(
+            "SELECT case_id, metric, status, score, errors, calls, detail FROM cells")}
+    finally:
+        s.close()
+
+
+def _same_score(a, b):
+    return a == b or (a is not None and b is not None and math.isclose(a, b))
+
+
+def test_an_outage_is_an_error_and_a_resume_recomputes_it(canonical, tmp_path):
+    """Probe 2 (--faults 500=0.7 --retries 0): no cell with a failed judge call is stored as finished
+    (vendor_nan or a score from the calls that did answer); after the judge recovers, the resumed run
+    equals a run that never saw the outage."""
+    metric = "ragas.response_groundedness"
+    clean = _cells(run(RunOptions(cases=canonical, metrics=[metric], out_dir=str(tmp_path), run_id="clean",
+                                  progress=False)).store_path)
+    opts = dict(cases=canonical, metrics=[metric], out_dir=str(tmp_path), run_id="outage", progress=False)
+    faulted = _cells(run(RunOptions(**opts, retry_attempts=1,
+                                    upstream_wrapper=FaultInjector(FaultSpec.parse("500=0.7"), 0))).store_path)
+    hit = {k: v for k, v in faulted.items() if v[2]}
+    assert len(hit) > len(faulted) // 2                           # the outage did hit most cells
+    assert {v[0] for v in hit.values()} == {"error"}
+    returned = {json.loads(v[4]).get("vendor_status") for v in hit.values()}
+    assert "vendor_nan" in returned and "scored" in returned      # what the vendor made of it is kept
+    resumed = _cells(run(RunOptions(**opts)).store_path)
+    assert {k: v[0] for k, v in resumed.items()} == {k: v[0] for k, v in clean.items()}
+    assert all(_same_score(resumed[k][1], clean[k][1]) for k in clean)
+
+
+def test_a_store_from_before_the_rule_is_recomputed(canonical, tmp_path):
+    """A vendor_nan cell with failed calls, as older harness versions stored it, is not kept by a resume."""
+    cases = CaseSet(canonical.path, (canonical.by_id("cookie-yield"),), canonical.sha256)
+    out = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="old", progress=False))
+    s = RunStore(out.store_path)
+    s.db.execute("UPDATE cells SET status = 'vendor_nan', score = NULL, errors = 3")
+    s.close()
+    again = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="old", progress=False))
+    assert (again.computed, again.reused) == (1, 0)
+    assert _cells(again.store_path)[("cookie-yield", "inhouse.span")][:3] == ("scored", 0.75, 0)
+
+
+# --- the cache knows which judge answered (probe 3) -------------------------------------------------
+
+class _Named:
+    """A tiny OpenAI-compatible judge that answers every request with its own name."""
+
+    def __init__(self, name):
+        import http.server
+        import threading
+
+        outer = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                outer.calls += 1
+                body = json.dumps({"id": "x", "object": "chat.completion", "model": "m", "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": name}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.calls = 0
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.server.shutdown()
+
+
+def test_a_cache_recorded_from_one_judge_never_answers_for_another(tmp_path):
+    import httpx
+
+    from harness.cache import JudgeCache
+    from harness.gateway import Gateway
+    from harness.upstream import HttpUpstream
+
+    body = {"model": "same-model", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
+    cache = JudgeCache(str(tmp_path / "c.sqlite"))
+    a, b = _Named("judge A"), _Named("judge B")
+
+    def ask(url, mode, path=""):
+        with Gateway(HttpUpstream(url + path, "same-model", None), cache=cache, mode=mode) as gw:
+            r = httpx.post(f"{gw.cell_url('r', 'c', 'm')}/chat/completions", json=body, timeout=30)
+        return r.status_code, (r.json().get("choices") or [{}])[0].get("message", {}).get("content")
+
+    try:
+        assert ask(a.url, "record") == (200, "judge A")
+        assert ask(a.url, "record", "/") == (200, "judge A") and a.calls == 1   # the same judge: a hit
+        assert ask(b.url, "replay")[0] == 400                                  # A's answer is not B's
+        assert ask(b.url, "record") == (200, "judge B") and b.calls == 1
+        assert ask(a.url, "replay") == (200, "judge A") and len(cache) == 2
+    finally:
+        a.close()
+        b.close()
