@@ -101,15 +101,24 @@ def effective_cache_mode(opts: RunOptions) -> str:
 def run(opts: RunOptions) -> RunOutcome:
     """Run (or resume) a run; returns where it went and what it counted."""
     from harness import registry
-    from harness.spec import build_spec
 
     classes = {name: registry.get(name) for name in opts.metrics}
     if opts.judge.is_reference:   # before any cell runs, before the store is created
         from harness.reference import refuse_unannotated
 
         refuse_unannotated(opts.cases)
-    run_id = opts.run_id or default_run_id()
+    from harness.rundir import RunLock, check_run_id
+
+    run_id = check_run_id(opts.run_id or default_run_id())
     run_dir = os.path.join(opts.out_dir, run_id)
+    os.makedirs(run_dir, exist_ok=True)
+    with RunLock(run_dir, run_id):        # one process per run: a second is refused at once
+        return _run_locked(opts, run_id, run_dir, classes)
+
+
+def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> RunOutcome:
+    from harness.spec import build_spec
+
     store = RunStore.create(run_dir)
     mode = effective_cache_mode(opts)
     spec = build_spec(opts, run_id, mode, classes)

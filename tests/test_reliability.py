@@ -116,3 +116,50 @@ def test_a_cache_recorded_from_one_judge_never_answers_for_another(tmp_path):
     finally:
         a.close()
         b.close()
+
+
+# --- one process per run (probe 5) ------------------------------------------------------------------
+
+def test_a_second_process_on_the_same_run_is_refused(tmp_path, capsys):
+    import os
+
+    from harness.cli import main
+    from harness.rundir import RunLock
+    from tests.conftest import ROOT
+
+    valid = os.path.join(ROOT, "tests", "bad_input", "valid.jsonl")
+    argv = ["run", "--cases", valid, "--metrics", "inhouse.span", "--out", str(tmp_path), "--run-id", "busy",
+            "--no-progress"]
+    (tmp_path / "busy").mkdir()
+    with RunLock(str(tmp_path / "busy"), "busy"):          # another process holds the run
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err == (f"harness: run 'busy' is in use by another harness process (pid {os.getpid()}); "
+                       f"wait for it to finish, or use another --run-id\n")
+        assert not (tmp_path / "busy" / "store.sqlite").exists()        # nothing computed, nothing written
+    assert main(argv) == 0                                              # released: the run goes ahead
+    assert main(argv) == 0                                              # and resumes (nothing to do)
+    assert _cells(str(tmp_path / "busy"))[("bake", "inhouse.span")][0] == "scored"
+
+
+def test_two_runs_racing_for_one_run_id_one_is_refused(tmp_path):
+    """Two real processes started together on one run id, with different judges: exactly one runs."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    valid = os.path.join(ROOT, "tests", "bad_input", "valid.jsonl")
+    procs = [subprocess.Popen([sys.executable, "-m", "harness", "run", "--cases", valid, "--metrics", "inhouse.span",
+                               "--out", str(tmp_path), "--run-id", "race", "--no-progress", "--judge-latency-ms",
+                               str(ms)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for ms in (1500, 1600)]
+    results = sorted((p.wait(timeout=300), p.stderr.read()) for p in procs)
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    assert [rc for rc, _ in results] == [0, 2], results
+    assert "is in use by another harness process" in results[1][1]
+    spec = json.load(open(tmp_path / "race" / "spec.json"))
+    assert spec["judge"]["kind"] == "reference"
