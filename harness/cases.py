@@ -133,8 +133,11 @@ def load_cases(path: str) -> CaseSet:
         raise CaseFileError(path, [(None, "", "no such file")])
     if os.path.isdir(path):
         raise CaseFileError(path, [(None, "", "is a directory, expected a JSONL file of cases")])
-    with open(path, "rb") as fh:
-        raw = fh.read()
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as e:
+        raise CaseFileError(path, [(None, "", f"cannot be read: {e.strerror or type(e).__name__}")]) from None
     problems: list[tuple[int | None, str, str]] = []
     cases: list[Case] = []
     seen: dict[str, int] = {}
@@ -154,7 +157,14 @@ def load_cases(path: str) -> CaseSet:
         except json.JSONDecodeError as e:
             problems.append((lineno, "", f"not valid JSON at column {e.colno}: {e.msg}"))
             continue
+        except RecursionError:
+            problems.append((lineno, "", "not usable JSON: nested too deeply"))
+            continue
+        except ValueError as e:   # e.g. an integer of more than 4,300 digits
+            problems.append((lineno, "", f"not usable JSON: {str(e).split(';')[0]}"))
+            continue
         try:
+            _check_strings(obj)
             case = _case(obj, f"{path}:{lineno}")
         except _Problem as p:
             problems.append((lineno, p.fld, p.msg))
@@ -172,6 +182,32 @@ def load_cases(path: str) -> CaseSet:
 
 
 # --- field checks -------------------------------------------------------------------------------
+
+def _check_strings(obj: Any) -> None:
+    """A lone surrogate (``"\\ud800"`` is valid JSON, not valid text) in any string, named by field.
+
+    >>> try:
+    ...     _check_strings({"contexts": [{"text": "ok"}, {"text": "bad \\ud800"}]})
+    ... except _Problem as p:
+    ...     print(p.fld, p.msg)
+    contexts[1].text contains a lone surrogate (U+D800) at character 4: not valid text
+    """
+    stack = [(obj, "")]
+    while stack:
+        v, fld = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise _Problem(fld or "(line)", f"contains a lone surrogate (U+{ord(v[e.start]):04X}) at "
+                                                f"character {e.start}: not valid text") from None
+        elif isinstance(v, dict):
+            for k, x in reversed(list(v.items())):
+                stack.append((k, fld or "(field name)"))
+                stack.append((x, f"{fld}.{k}" if fld else k))
+        elif isinstance(v, list):
+            stack.extend((x, f"{fld}[{i}]") for i, x in reversed(list(enumerate(v))))
+
 
 def _type(v: Any, t, fld: str, expected: str):
     ok = isinstance(v, t) and not (t is int and isinstance(v, bool)) and not (t == (int,) and isinstance(v, bool))
@@ -223,6 +259,9 @@ def _case(obj: Any, source: str) -> Case:
         raise _Problem("", f"expected a JSON object, got {_show(obj)}")
     _unknown(obj, CASE_FIELDS, "")
     cid = _text(obj, "id", "id", allow_empty=False)
+    if cid.strip() in (".", ".."):
+        raise _Problem("id", f"{cid!r} cannot be a case id: HTTP clients drop it as a dot segment of the "
+                             f"cell's URL; rename the case")
     question = _text(obj, "question", "question")
     answer = _text(obj, "answer", "answer")
     ref = _text(obj, "reference_answer", "reference_answer", required=False)

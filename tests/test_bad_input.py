@@ -25,6 +25,11 @@ def _path(entry, tmp_path) -> str:
     return os.path.normpath(os.path.join(HERE, name))
 
 
+def _args(entry, path: str) -> list[str]:
+    """The entry's extra CLI arguments, '{path}' being the case file's path."""
+    return [a.replace("{path}", path) for a in entry.get("args", [])]
+
+
 def _expected(entry, path: str) -> str:
     from harness import registry
 
@@ -38,7 +43,7 @@ def test_bad_input_exits_2_with_the_exact_message(entry, tmp_path, capsys):
 
     path = _path(entry, tmp_path)
     out = tmp_path / "out"
-    rc = main(["run", "--cases", path, "--out", str(out), "--no-progress", *entry.get("args", [])])
+    rc = main(["run", "--cases", path, "--out", str(out), "--no-progress", *_args(entry, path)])
     captured = capsys.readouterr()
     assert captured.err == _expected(entry, path)
     assert rc == 2
@@ -48,7 +53,8 @@ def test_bad_input_exits_2_with_the_exact_message(entry, tmp_path, capsys):
         assert capsys.readouterr().err == _expected(entry, path)
 
 
-SUBPROCESS_IDS = ("not-utf8", "path-is-a-directory", "unknown-metric")
+SUBPROCESS_IDS = ("not-utf8", "path-is-a-directory", "unknown-metric", "deeply-nested-json", "lone-surrogate",
+                  "run-id-climbs-out", "int-of-5000-digits")
 
 
 @pytest.mark.parametrize("entry", [e for e in TABLE if e["id"] in SUBPROCESS_IDS], ids=lambda e: e["id"])
@@ -56,7 +62,7 @@ def test_bad_input_through_the_real_entry_point(entry, tmp_path):
     path = _path(entry, tmp_path)
     out = tmp_path / "out"
     p = subprocess.run([sys.executable, "-m", "harness", "run", "--cases", path, "--out", str(out), "--no-progress",
-                        *entry.get("args", [])], cwd=ROOT, capture_output=True, text=True, timeout=120)
+                        *_args(entry, path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert (p.returncode, p.stderr, p.stdout) == (2, _expected(entry, path), "")
     assert not out.exists()
 
@@ -88,3 +94,61 @@ def test_a_utf8_bom_is_accepted():
     assert open(path, "rb").read(3) == b"\xef\xbb\xbf"
     cases = load_cases(path)
     assert [c.id for c in cases] == [c.id for c in load_cases(os.path.join(HERE, "valid.jsonl"))]
+
+
+def test_an_unreadable_case_file(tmp_path, capsys, monkeypatch):
+    """A PermissionError reading the file is one line, not a traceback (root reads any file, so the
+    open is made to fail the way it does for a normal user)."""
+    import harness.cases as cases_mod
+    from harness_cli import main
+
+    path = tmp_path / "locked.jsonl"
+    path.write_text(open(os.path.join(HERE, "valid.jsonl")).read())
+    path.chmod(0)
+    if os.geteuid() == 0:
+        def deny(p, *a, **k):
+            raise PermissionError(13, "Permission denied", p)
+        monkeypatch.setattr(cases_mod, "open", deny, raising=False)
+    rc = main(["run", "--cases", str(path), "--out", str(tmp_path / "out"), "--no-progress"])
+    assert (rc, capsys.readouterr().err) == (2, f"harness: invalid case file:\n{path}: cannot be read: Permission denied\n")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc, a directory no user can write")
+def test_out_in_a_directory_that_cannot_be_written(tmp_path, capsys):
+    from harness_cli import main
+
+    rc = main(["run", "--cases", os.path.join(HERE, "valid.jsonl"), "--out", "/proc/harness-out", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("harness: --out /proc/harness-out: cannot write there (in /proc): ")
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("port, message", [(70000, "--port must be between 0 and 65535, got 70000"),
+                                           (-1, "--port must be between 0 and 65535, got -1"),
+                                           (None, "judge serve: port {port} on 127.0.0.1 is already in use")])
+def test_judge_serve_on_a_bad_or_busy_port(port, message):
+    import socket
+
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    try:
+        port = port or busy.getsockname()[1]
+        p = subprocess.run([sys.executable, "-m", "harness", "judge", "serve", "--port", str(port),
+                            "--cases", os.path.join(HERE, "valid.jsonl")],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    finally:
+        busy.close()
+    assert p.returncode == 2 and p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith("harness: " + message.format(port=port))
+
+
+def test_the_run_api_refuses_a_run_id_that_is_not_a_name(canonical, tmp_path):
+    from harness.runner import RunOptions, run
+
+    for bad in ("../escape", str(tmp_path / "abs"), "..", "x" * 101):
+        with pytest.raises(ValueError, match="--run-id"):
+            run(RunOptions(cases=canonical, metrics=["inhouse.span"], out_dir=str(tmp_path / "out"), run_id=bad,
+                           progress=False))
+    assert not (tmp_path / "out").exists() and not (tmp_path / "escape").exists()

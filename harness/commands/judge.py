@@ -31,6 +31,12 @@ def cmd_judge_serve(args) -> int:
 
     from harness.gateway import serve_reference
 
+    from harness.checks import port
+
+    try:
+        port(args.port)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
     cases = _load(args.cases)
     try:
         serve_reference(cases.path, args.port, args.latency_ms)

@@ -164,6 +164,10 @@ def cmd_run(args) -> int:
         raise BadInput("--retries must be 0 or more")
     for ext in getattr(args, "extensions", ()):
         ext.check(args)
+    try:
+        check_run_args(args)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
     faults = fault_injector(args)
     cases = _load(args.cases)
     metrics = _metrics(args.metrics)
@@ -235,3 +239,15 @@ def traffic_line(store, model: str, prices: dict | None) -> str:
                      "SUM(usage_missing) FROM cells")[0]
     table = parse_prices(prices["models"]) if prices and prices.get("models") else {}
     return traffic_summary(row, table.get(model))
+
+
+def check_run_args(args) -> None:
+    """``harness run``'s options checked before anything runs or is written (ValueError: exit 2)."""
+    from harness import checks
+
+    checks.metrics_spec(args.metrics)
+    checks.positive_seconds("--call-timeout", args.call_timeout)
+    checks.http_url("--judge-url", args.judge_url)
+    real = args.judge_url is not None or args.judge_model is not None
+    checks.run_outputs(args.out, args.run_id, args.scores_csv, args.cache_path,
+                       uses_cache=args.cache in ("record", "replay") or (args.cache == "auto" and real))
