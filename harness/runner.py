@@ -6,7 +6,7 @@ import functools
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.cases import CaseSet, case_digest
 from harness.gateway import Gateway
@@ -225,7 +225,11 @@ async def run_cell(gateway: Gateway, cls, run_id: str, case: Case, name: str, mo
     result = await score_cell(cls, case, endpoint, cell_timeout_s, lambda: gateway.peek(run_id, case.id, name))
     await gateway.settle(run_id, case.id, name, endpoint.timeout_s)   # calls still in flight count too
     ledger, calls = gateway.take(run_id, case.id, name)
-    return judge_failures_are_errors(result, ledger), ledger, calls
+    result = judge_failures_are_errors(result, ledger)
+    if result.status in ("error", "vendor_nan") and not all(getattr(c, "usage", True) for c in calls):
+        result = replace(result, reason=f"{result.reason} | the judge's replies carried no readable usage "
+                                        f"(absent, or token counts that are not integers)")
+    return result, ledger, calls
 
 
 async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek=None) -> CellResult:

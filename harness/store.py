@@ -10,8 +10,10 @@ Tables (``RunStore.open(path).cells()`` etc. return DataFrames):
   cache apart, live replies without usage, replies that did not fit the asked format), wall time,
   versions;
 - ``units``: per-unit verdicts of each cell;
-- ``calls``: one row per judge request of each cell (no prompt text, no headers, no key), with
-  whether the reply carried usage and whether it fit the requested format (``reply_fit``).
+- ``calls``: one row per judge request of each cell: timing, attempts, tokens, whether the reply
+  carried usage and whether it fit the requested format (``reply_fit``), the cache key, the error,
+  and ``step``: the json_schema name, else the first 60 characters of the request's last user message
+  (scrubbed of secrets); no headers, no key.
 
 A cell and its units and calls are written in one transaction, so an interrupted run (even by
 SIGKILL) leaves only whole cells. A rerun with the same run id skips cells that are finished with

@@ -163,3 +163,93 @@ def test_two_runs_racing_for_one_run_id_one_is_refused(tmp_path):
     assert "is in use by another harness process" in results[1][1]
     spec = json.load(open(tmp_path / "race" / "spec.json"))
     assert spec["judge"]["kind"] == "reference"
+
+
+# --- usage is optional (probe 8) ---------------------------------------------------------------------
+
+class _Usage:
+    """Wraps an upstream: every reply's usage is left out, null, garbled or not an object."""
+
+    def __init__(self, inner, mode):
+        self.inner, self.kind, self.model, self.mode = inner, inner.kind, inner.model, mode
+        self.replies = 0
+
+    def scope(self, cell):
+        return self.inner.scope(cell)
+
+    async def complete(self, cell, body):
+        r = json.loads(json.dumps(await self.inner.complete(cell, body)))
+        self.replies += 1
+        if self.mode == "missing":
+            r.pop("usage", None)
+        elif self.mode == "null":
+            r["usage"] = None
+        elif self.mode == "garbled":
+            r["usage"] = {"prompt_tokens": "12", "completion_tokens": "many", "total_tokens": [1]}
+        else:
+            r["usage"] = "n/a"
+        return r
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
+@pytest.fixture(scope="module")
+def usage_cases(canonical):
+    return CaseSet(canonical.path, (canonical.by_id("cookie-yield"), canonical.by_id("citations-correct")),
+                   canonical.sha256)
+
+
+@pytest.fixture(scope="module")
+def usage_baseline(usage_cases, tmp_path_factory):
+    from harness import registry
+
+    out = run(RunOptions(cases=usage_cases, metrics=registry.names(), out_dir=str(tmp_path_factory.mktemp("u")),
+                         run_id="base", progress=False))
+    return _cells(out.store_path)
+
+
+def _usage_run(mode, cases, tmp_path):
+    from harness import registry
+
+    wrappers = []
+
+    def wrap(up):
+        wrappers.append(_Usage(up, mode))
+        return wrappers[0]
+
+    out = run(RunOptions(cases=cases, metrics=registry.names(), out_dir=str(tmp_path), run_id=mode, progress=False,
+                         retry_attempts=1, upstream_wrapper=wrap))
+    s = RunStore.open(out.store_path)
+    try:
+        usage = s.rows("SELECT usage, COUNT(*), SUM(prompt_tokens) FROM calls GROUP BY usage")
+        reasons = s.rows("SELECT metric, reason FROM cells WHERE status IN ('error', 'vendor_nan')")
+    finally:
+        s.close()
+    return _cells(out.store_path), usage, reasons, wrappers[0].replies
+
+
+@pytest.mark.parametrize("mode", ["missing", "null"])
+def test_a_judge_that_sends_no_usage_changes_no_score(mode, usage_cases, usage_baseline, tmp_path):
+    """Every metric (DeepEval included: it read usage.prompt_tokens unconditionally) scores as with usage;
+    every call is in the ledger, marked as carrying no usage, with no invented tokens."""
+    cells, usage, reasons, replies = _usage_run(mode, usage_cases, tmp_path)
+    assert reasons == []
+    assert {k: (v[0], v[1]) for k, v in cells.items()} == {k: (v[0], v[1]) for k, v in usage_baseline.items()}
+    assert usage == [(0, replies, 0)] and replies > 0                  # usage 0: not reported
+
+
+@pytest.mark.parametrize("mode", ["garbled", "not-an-object"])
+def test_garbled_usage_never_crashes_the_gateway(mode, usage_cases, usage_baseline, tmp_path):
+    """Every call reaches the ledger (none lost to a crashed handler), marked as carrying no readable
+    usage, no tokens guessed; a vendor that fails on such usage (as it would in stock use) errors or
+    returns NaN with a reason that says so, and every other cell scores as with usage."""
+    cells, usage, reasons, replies = _usage_run(mode, usage_cases, tmp_path)
+    assert usage == [(0, replies, 0)] and replies > 0
+    assert sum(v[3] for v in cells.values()) == replies
+    for metric, reason in reasons:
+        assert "no readable usage" in reason, (metric, reason)
+    for k, v in cells.items():
+        if v[0] not in ("error", "vendor_nan") or usage_baseline[k][0] == "vendor_nan":
+            assert (v[0], v[1]) == usage_baseline[k][:2], k
+    assert any(v[0] == "scored" for v in cells.values())

@@ -13,6 +13,8 @@ Deviations from stock use, each listed on the card (``DEVIATIONS`` in ``faithful
   ``endpoint.async_openai()`` / ``endpoint.openai()``, built once per cell, on the run's shared
   connection pool with SDK retries off. No global key or ``OPENAI_BASE_URL`` is ever read: every
   call goes to the cell's gateway URL. Requests are byte-for-byte what the stock class sends.
+  The client is wrapped so that a reply without ``usage`` scores instead of failing (the shim
+  in ``_usage``, on the card).
 - ``calculate_cost``: for a judge DeepEval has no price for, the stock class returns ``None`` and
   the token counts are lost; this one returns an ``EvaluationCost`` with no price (so
   ``evaluation_cost`` stays None) that carries the response's token usage, which DeepEval then
@@ -31,6 +33,7 @@ from __future__ import annotations
 from harness.metric import Endpoint
 from harness.model import CellResult
 
+from adapters.deepeval._usage import UsageOptional
 from deepeval.metrics import FaithfulnessMetric
 from deepeval.models import OpenAIModel
 from deepeval.models.utils import EvaluationCost
@@ -54,6 +57,7 @@ class GatewayModel(OpenAIModel):
         client = self._clients.get(async_mode)
         if client is None:
             client = self._endpoint.async_openai() if async_mode else self._endpoint.openai()
+            client = UsageOptional(client)     # a reply without usage scores (see _usage)
             self._clients[async_mode] = client
         return client
 

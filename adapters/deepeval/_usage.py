@@ -1,0 +1,63 @@
+"""A judge reply without ``usage``: DeepEval scores it instead of failing.
+
+Shim (issue 13, "usage is optional"): DeepEval's ``OpenAIModel`` reads ``completion.usage.prompt_tokens``
+after every call, so a reply that leaves ``usage`` out (legal in the OpenAI-compatible protocol, and
+what several servers send) fails every DeepEval cell with ``AttributeError``. The judge model's
+client is wrapped so that a completion whose ``usage`` is absent gets an all-zero ``CompletionUsage``
+before DeepEval sees it; nothing else of the reply changes, and the harness's ledger marks the call as carrying no usage
+(``calls.usage`` 0, ``cells.usage_missing``; those zeros are never counted as reported tokens). A reply whose usage is
+present but not integers is passed on as it came (DeepEval fails on it as it would in stock use, and
+the cell's reason says the usage was not readable).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+_WRAPPED = ("chat", "beta", "completions")
+_CALLS = ("create", "parse")
+
+
+def _fill(completion):
+    if getattr(completion, "usage", "absent") is None:
+        from openai.types import CompletionUsage
+
+        completion.usage = CompletionUsage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
+    return completion
+
+
+class UsageOptional:
+    """Proxy of an ``openai`` client (sync or async): ``chat.completions.create`` and
+    ``beta.chat.completions.parse`` return completions that always carry a ``usage``.
+
+    >>> class C:
+    ...     usage = None
+    >>> class Completions:
+    ...     def create(self, **kw):
+    ...         return C()
+    >>> class Chat:
+    ...     completions = Completions()
+    >>> class Client:
+    ...     chat = Chat()
+    >>> UsageOptional(Client()).chat.completions.create().usage.prompt_tokens
+    0
+    """
+
+    def __init__(self, target):
+        self._target = target
+
+    def __getattr__(self, name):
+        value = getattr(self._target, name)
+        if name in _WRAPPED:
+            return UsageOptional(value)
+        if name in _CALLS and callable(value):
+            if inspect.iscoroutinefunction(value):
+                @functools.wraps(value)
+                async def call(*a, **k):
+                    return _fill(await value(*a, **k))
+            else:
+                @functools.wraps(value)
+                def call(*a, **k):
+                    return _fill(value(*a, **k))
+            return call
+        return value
