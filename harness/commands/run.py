@@ -66,8 +66,11 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    """Dispatch ``harness run``."""
-    return cmd_run(args)
+    """Dispatch ``harness run`` (Ctrl-C ends it at once with the resume message: ``harness.interrupt``)."""
+    from harness.interrupt import ExitOnInterrupt
+
+    with ExitOnInterrupt():
+        return cmd_run(args)
 
 
 def _load(path: str):
