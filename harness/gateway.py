@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
 from harness.accounting import add_call, usage_of
+from harness.budget import CellBudgets
 from harness.cache import MODES, JudgeCache, is_sampled, request_key
 from harness.model import Ledger
 from harness.replies import reply_fit
@@ -108,6 +109,8 @@ class Gateway:
         self.embeddings = embeddings
         """Upstream of ``/v1/embeddings`` (``harness.embeddings``); None: the embedded model, made on first use."""
         self._books: dict[Cell, _CellBook] = defaultdict(_CellBook)
+        self.budgets = CellBudgets()
+        """Each open cell's time budget (``harness.budget``): the runner opens it, :meth:`take` closes it."""
         self._inflight: dict[Cell, int] = defaultdict(int)
         self._closed: set[Cell] = set()
         self._lock = threading.Lock()
@@ -216,6 +219,7 @@ class Gateway:
 
         The cell is then closed: a late request for it (a vendor's background task outliving the cell)
         is refused without reaching the judge, so no call is made that no ledger records."""
+        self.budgets.close(Cell(run, case, metric))
         with self._lock:
             self._closed.add(Cell(run, case, metric))
             book = self._books.pop(Cell(run, case, metric), None)
@@ -347,7 +351,7 @@ class Gateway:
             error, status = (f"replay miss: no cached response for cell {cell.label} "
                              f"(request {key[:12]}, step {step!r}); rerun with --cache record"), 400
         elif resp is None:
-            res = await call_with_retries(self.upstream, cell, body, self.policy)
+            res = await self.budgets.call(cell, call_with_retries(self.upstream, cell, body, self.policy))
             attempts = res.attempts
             if res.response is not None:
                 resp = res.response

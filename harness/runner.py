@@ -8,11 +8,18 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 
+from harness.budget import DEFAULT_CELL_TIMEOUT_S
 from harness.cases import CaseSet, case_digest
 from harness.gateway import Gateway
 from harness.metric import Endpoint
 from harness.model import Case, CellResult
 from harness.store import RunStore
+from harness.upstream import Cell
+
+
+CELL_GRACE_S = 10.0
+"""After its judge calls' budget, a cell's vendor code gets this long to report the failure before the
+runner ends the cell itself."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,8 @@ class RunOptions:
     out_dir: str = "reports/out"
     run_id: str | None = None
     progress: bool = True
-    cell_timeout_s: float = 900.0
+    cell_timeout_s: float = DEFAULT_CELL_TIMEOUT_S
+    """Total seconds per cell, every judge call, retry and wait included (``harness.budget``)."""
     retry_attempts: int = 4
     retry_base_delay_s: float = 0.5
     call_timeout_s: float = 120.0
@@ -222,7 +230,9 @@ async def run_cell(gateway: Gateway, cls, run_id: str, case: Case, name: str, mo
     both call it): the adapter scores the case through the cell's gateway URL, the calls still in
     flight settle, and the cell's ledger and call records are taken. Returns (result, ledger, calls)."""
     endpoint = Endpoint(gateway.cell_url(run_id, case.id, name), model, timeout_s=client_timeout_s, pool=pools)
-    result = await score_cell(cls, case, endpoint, cell_timeout_s, lambda: gateway.peek(run_id, case.id, name))
+    gateway.budgets.open(Cell(run_id, case.id, name), cell_timeout_s)   # every judge call ends by then
+    result = await score_cell(cls, case, endpoint, cell_timeout_s + CELL_GRACE_S,
+                              lambda: gateway.peek(run_id, case.id, name))
     await gateway.settle(run_id, case.id, name, endpoint.timeout_s)   # calls still in flight count too
     ledger, calls = gateway.take(run_id, case.id, name)
     result = judge_failures_are_errors(result, ledger)

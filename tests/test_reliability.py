@@ -293,3 +293,64 @@ def test_ctrl_c_ends_the_run_at_once_with_only_the_resume_message(when, tmp_path
     done = subprocess.run(cmd[:-2], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert os.path.exists(store)
+
+
+# --- a bounded time per cell (probe 10) --------------------------------------------------------------
+
+class _Hung:
+    """A judge that accepts every request and never answers."""
+
+    kind, model = "http", "hung"
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def scope(self, cell):
+        return self.inner.scope(cell)
+
+    async def complete(self, cell, body):
+        import asyncio
+
+        await asyncio.sleep(3600)
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
+def test_a_hung_judge_costs_each_cell_its_budget_not_hours(canonical, tmp_path):
+    """With the default per-call timeout (120 s) and retries (4 attempts), a hung judge used to hold each
+    call ~8 minutes; within the cell budget every cell of every vendor ends as an error that names the
+    budget, with its calls in the ledger, and the run returns."""
+    import threading
+
+    from harness import registry
+
+    metrics = [m for m in ("inhouse.span", "ragas.faithfulness", "deepeval.faithfulness", "trulens.groundedness")
+               if m in registry.names()]
+    cases = CaseSet(canonical.path, (canonical.by_id("cookie-yield"),), canonical.sha256)
+    got = {}
+    opts = RunOptions(cases=cases, metrics=metrics, out_dir=str(tmp_path), run_id="hung", progress=False,
+                      cell_timeout_s=1.5, upstream_wrapper=_Hung)
+    t = threading.Thread(target=lambda: got.update(out=run(opts)), daemon=True)
+    t.start()
+    t.join(180)                       # liveness bound only: without the budget this takes 8+ minutes
+    assert not t.is_alive()
+    s = RunStore.open(got["out"].store_path)
+    try:
+        rows = s.rows("SELECT metric, status, reason, calls, errors FROM cells")
+        budget_errors = s.rows("SELECT COUNT(*) FROM calls WHERE error LIKE '%time budget%'")[0][0]
+    finally:
+        s.close()
+    assert sorted(r[0] for r in rows) == sorted(metrics)
+    for metric, status, reason, calls, errors in rows:
+        assert status == "error" and calls >= 1 and errors >= 1, (metric, status, reason)
+    assert budget_errors >= len(metrics)
+
+
+def test_the_cell_budget_is_on_by_default_and_in_help():
+    from harness.budget import DEFAULT_CELL_TIMEOUT_S
+    from harness.cli import build_parser
+
+    assert RunOptions(cases=None, metrics=[]).cell_timeout_s == DEFAULT_CELL_TIMEOUT_S == 300
+    text = " ".join(build_parser()._subparsers._group_actions[0].choices["run"].format_help().split())
+    assert "--cell-timeout S total seconds per cell, every judge call, retry and wait included (default 300)" in text

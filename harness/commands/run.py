@@ -53,6 +53,12 @@ def add_parser(sub):
     r.add_argument("--scores-csv", metavar="PATH", help="also write case_id,metric,score,status to PATH")
     r.add_argument("--retries", type=int, default=3, help="judge retries per call after the first (default 3)")
     r.add_argument("--call-timeout", type=float, default=120.0, help="seconds per judge call attempt (default 120)")
+    from harness.budget import DEFAULT_CELL_TIMEOUT_S
+
+    r.add_argument("--cell-timeout", type=float, default=DEFAULT_CELL_TIMEOUT_S, metavar="S",
+                   help=f"total seconds per cell, every judge call, retry and wait included (default "
+                        f"{DEFAULT_CELL_TIMEOUT_S:g}): a hung judge costs a cell this long at most; a cell out of "
+                        f"time is ERROR and a rerun with the same --run-id retries it")
     r.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     r.add_argument("--faults", metavar="SPEC",
                    help="inject judge faults per attempt (testing), e.g. 500=0.05,429=0.05,timeout=0.01,"
@@ -199,7 +205,7 @@ def cmd_run(args) -> int:
                       run_id=args.run_id, progress=not args.no_progress, retry_attempts=args.retries + 1,
                       call_timeout_s=args.call_timeout, upstream_wrapper=faults, embeddings=embeddings,
                       metric_args={m: a for m, a in metric_args.items() if m in metrics},
-                      prices=prices)
+                      prices=prices, cell_timeout_s=args.cell_timeout)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
     if opts.metric_args:
         print(f"embeddings: {embeddings.describe()}   similarity threshold: {args.similarity_threshold:.2f}", flush=True)
@@ -250,6 +256,7 @@ def check_run_args(args) -> None:
 
     checks.metrics_spec(args.metrics)
     checks.positive_seconds("--call-timeout", args.call_timeout)
+    checks.positive_seconds("--cell-timeout", args.cell_timeout)
     checks.http_url("--judge-url", args.judge_url)
     real = args.judge_url is not None or args.judge_model is not None
     checks.run_outputs(args.out, args.run_id, args.scores_csv, args.cache_path,
