@@ -354,3 +354,48 @@ def test_the_cell_budget_is_on_by_default_and_in_help():
     assert RunOptions(cases=None, metrics=[]).cell_timeout_s == DEFAULT_CELL_TIMEOUT_S == 300
     text = " ".join(build_parser()._subparsers._group_actions[0].choices["run"].format_help().split())
     assert "--cell-timeout S total seconds per cell, every judge call, retry and wait included (default 300)" in text
+
+
+# --- stores are opened read-only to be read (probe 9) ---------------------------------------------
+
+def test_a_read_only_store_is_reported_from_without_being_written(canonical, tmp_path, capsys):
+    """`harness report` on a store it may not write (read-only file and directory, a --report-dir
+    elsewhere): the report is built and the store's bytes are untouched. (Root may write anything, so
+    the connection itself is checked to be read-only too.)"""
+    import hashlib
+    import sqlite3
+    import stat
+
+    from harness.cli import main
+
+    cases = CaseSet(canonical.path, (canonical.by_id("cookie-yield"),), canonical.sha256)
+    out = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="ro", progress=False))
+    run_dir = tmp_path / "ro"
+    digest = hashlib.sha256(open(out.store_path, "rb").read()).hexdigest()
+    s = RunStore.open(out.store_path)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            s.db.execute("DELETE FROM cells")
+    finally:
+        s.close()
+    for p in [*run_dir.iterdir(), run_dir]:
+        p.chmod(stat.S_IRUSR | stat.S_IXUSR | (stat.S_IRGRP if p.is_file() else 0))
+    try:
+        rc = main(["report", str(run_dir), "--report-dir", str(tmp_path / "elsewhere")])
+        assert rc == 0, capsys.readouterr().err
+        assert (tmp_path / "elsewhere" / "index.html").exists()
+        assert hashlib.sha256(open(out.store_path, "rb").read()).hexdigest() == digest
+    finally:
+        for p in [run_dir, *run_dir.iterdir()]:
+            p.chmod(stat.S_IRWXU)
+
+
+def test_a_file_that_is_not_a_store_is_one_line(tmp_path, capsys):
+    from harness.cli import main
+
+    bogus = tmp_path / "run" / "store.sqlite"
+    bogus.parent.mkdir()
+    bogus.write_text("not a database")
+    assert main(["report", str(bogus.parent)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"harness: {bogus}: cannot be read as a run store (") and err.count("\n") == 1
