@@ -13,7 +13,7 @@ from harness.cases import CaseSet, case_digest
 from harness.gateway import Gateway
 from harness.metric import Endpoint
 from harness.model import Case, CellResult
-from harness.store import RunStore
+from harness.store import RunStore, StoreWriteError
 from harness.upstream import Cell
 
 
@@ -140,10 +140,14 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
             raise ValueError(f"run {run_id!r} exists with other {key} ({old[key]}); use a new --run-id")
     store.write_spec(spec)
     store.write_cases(opts.cases)
-    with open(os.path.join(run_dir, "spec.json"), "w") as fh:
-        import json
+    import json
 
-        json.dump(spec, fh, indent=2, sort_keys=True)
+    try:
+        with open(os.path.join(run_dir, "spec.json"), "w") as fh:
+            json.dump(spec, fh, indent=2, sort_keys=True)
+    except OSError as e:
+        store.close()
+        raise StoreWriteError(os.path.join(run_dir, "spec.json"), e) from None
     try:
         computed, reused = asyncio.run(_run_cells(opts, run_id, store, classes, mode))
         counts = status_counts(store)
@@ -215,9 +219,13 @@ async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: di
                              (time.perf_counter() - t0) * 1000.0)
             progress.tick(result.status)
 
+    tasks = [asyncio.ensure_future(one(c, n)) for c, n in todo]
     try:
-        await asyncio.gather(*(one(c, n) for c, n in todo))
-    finally:
+        await asyncio.gather(*tasks)
+    finally:   # on a failure (the store cannot be written), end the other cells here, quietly
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         progress.close()
         await pools.aclose()
         await gateway.aclose()

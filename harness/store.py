@@ -21,6 +21,7 @@ the same case digest and metric version, and recomputes the rest (missing or err
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -79,6 +80,14 @@ def _json(v) -> str:
     return scrub(json.dumps(v, ensure_ascii=False, sort_keys=True, default=str))
 
 
+class StoreWriteError(Exception):
+    """The run store could not be written (a full disk, an I/O error); the cells already written stay."""
+
+    def __init__(self, path: str, error: BaseException):
+        super().__init__(f"{path}: cannot write the run store: {error} (is the disk full?)")
+        self.path, self.error = path, error
+
+
 def _connect_readonly(path: str) -> sqlite3.Connection:
     """A read-only connection. A WAL database in a directory the reader cannot write (no ``-shm``
     file can be made) is opened as immutable instead; ValueError when the file is not a run store."""
@@ -107,12 +116,15 @@ class RunStore:
         if readonly:
             self.db = _connect_readonly(path)
             return
-        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=10000")
-        self.db.executescript(SCHEMA)
-        self._add_columns()
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=10000")
+            self.db.executescript(SCHEMA)
+            self._add_columns()
+        except sqlite3.Error as e:
+            raise StoreWriteError(path, e) from None
 
     def _add_columns(self) -> None:
         for table, cols in ADDED.items():
@@ -141,8 +153,25 @@ class RunStore:
 
     # --- spec --------------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _transaction(self):
+        """One atomic write; a failure to write (a full disk, an I/O error) is :class:`StoreWriteError`."""
+        cur = self.db.cursor()
+        try:
+            cur.execute("BEGIN IMMEDIATE")
+            yield cur
+            cur.execute("COMMIT")
+        except BaseException as e:
+            if self.db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    cur.execute("ROLLBACK")
+            if isinstance(e, sqlite3.Error):
+                raise StoreWriteError(self.path, e) from None
+            raise
+
     def write_spec(self, spec: dict) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('spec', ?)", (_json(spec),))
+        with self._transaction() as cur:
+            cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('spec', ?)", (_json(spec),))
 
     def spec(self) -> dict:
         row = self.db.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()
@@ -155,14 +184,8 @@ class RunStore:
         from harness.cases import case_digest, case_to_json
 
         rows = [(c.id, i, case_digest(c), _json(case_to_json(c))) for i, c in enumerate(cases)]
-        cur = self.db.cursor()
-        cur.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction() as cur:
             cur.executemany("INSERT OR REPLACE INTO cases VALUES (?,?,?,?)", rows)
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
 
     def case_objects(self) -> list[tuple[str, str, dict]]:
         """(case_id, digest, case JSON object), in run order."""
@@ -186,9 +209,7 @@ class RunStore:
                    result: CellResult, ledger: Ledger, calls: list, wall_ms: float) -> None:
         """Write one finished cell, its units and its calls, atomically."""
         attempt = self.attempts(case_id, metric) + 1
-        cur = self.db.cursor()
-        cur.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction() as cur:
             cur.execute("DELETE FROM units WHERE case_id = ? AND metric = ?", (case_id, metric))
             cur.execute("DELETE FROM calls WHERE case_id = ? AND metric = ?", (case_id, metric))
             cur.execute(
@@ -209,10 +230,6 @@ class RunStore:
                 [(case_id, metric, i, c.started, c.latency_ms, int(c.ok), int(c.cached), c.attempts,
                   c.prompt_tokens, c.completion_tokens, c.key, scrub(c.step), scrub(c.error),
                   int(getattr(c, "usage", True)), getattr(c, "reply_fit", None)) for i, c in enumerate(calls)])
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
 
     # --- pandas views ------------------------------------------------------------------------
 

@@ -399,3 +399,33 @@ def test_a_file_that_is_not_a_store_is_one_line(tmp_path, capsys):
     assert main(["report", str(bogus.parent)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"harness: {bogus}: cannot be read as a run store (") and err.count("\n") == 1
+
+
+# --- a full disk (Low list) -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("limit", [60_000, 400_000])
+def test_a_full_disk_is_one_line_and_the_run_resumes(limit, tmp_path):
+    """The process may write no file beyond ``limit`` bytes (RLIMIT_FSIZE, SIGXFSZ ignored: writes fail
+    as on a full disk), first while the store is being set up, then mid-run: one line, exit 2, no
+    traceback; the store stays whole, and the same run, with room again, resumes and completes."""
+    resource = pytest.importorskip("resource")
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    def cap():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    cmd = [sys.executable, "-m", "harness", "run", "--out", str(tmp_path), "--run-id", "full", "--no-progress",
+           "--metrics", "inhouse.span,ragas.faithfulness"]
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, preexec_fn=cap)
+    assert p.returncode == 2, p.stderr[-3000:]
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr[-3000:]
+    assert p.stderr.startswith(f"harness: {tmp_path / 'full' / 'store.sqlite'}: cannot write the run store: ")
+    again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    cells = _cells(str(tmp_path / "full" / "store.sqlite"))
+    assert len(cells) == 46 and {v[0] for v in cells.values()} <= {"scored", "unscored", "vendor_nan"}

@@ -211,10 +211,14 @@ def cmd_run(args) -> int:
         print(f"embeddings: {embeddings.describe()}   similarity threshold: {args.similarity_threshold:.2f}", flush=True)
     if faults is not None:
         print(f"faults: {faults.spec.describe()} per attempt (seed {faults.seed})", flush=True)
+    from harness.store import StoreWriteError
+
     try:
         outcome = run(opts)
     except ValueError as e:
         raise BadInput(str(e)) from None
+    except StoreWriteError as e:
+        raise BadInput(f"{e}; finished cells are kept, rerun with the same --run-id to resume") from None
     store = RunStore.open(outcome.store_path)
     try:
         shorts = {m: registry.get(m).short_name for m in metrics}
