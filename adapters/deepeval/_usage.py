@@ -26,6 +26,10 @@ def _fill(completion):
     return completion
 
 
+async def _filled(awaitable):
+    return _fill(await awaitable)
+
+
 class UsageOptional:
     """Proxy of an ``openai`` client (sync or async): ``chat.completions.create`` and
     ``beta.chat.completions.parse`` return completions that always carry a ``usage``.
@@ -51,13 +55,9 @@ class UsageOptional:
         if name in _WRAPPED:
             return UsageOptional(value)
         if name in _CALLS and callable(value):
-            if inspect.iscoroutinefunction(value):
-                @functools.wraps(value)
-                async def call(*a, **k):
-                    return _fill(await value(*a, **k))
-            else:
-                @functools.wraps(value)
-                def call(*a, **k):
-                    return _fill(value(*a, **k))
+            @functools.wraps(value)
+            def call(*a, **k):
+                out = value(*a, **k)       # the async SDK's create() is a plain function returning a coroutine
+                return _filled(out) if inspect.isawaitable(out) else _fill(out)
             return call
         return value
