@@ -35,6 +35,8 @@ ALLOWED = {
         "(stock TruLens scores any answer)",
 }
 EMPTY_INPUT_FLAGS = ("vendor_raised_on_empty_input", "empty_answer_rejected")
+USAGE_SHIM = ("a judge reply without usage: stock DeepEval raises reading completion.usage.prompt_tokens; "
+              "the harness's usage shim (card: shims, adapters/deepeval/_usage.py) lets the cell score")
 EMPTY_INPUT = ("the vendor raises on an empty answer before any judge call; the harness keeps that as "
                "'unscored by the vendor' (card: degenerate inputs)")
 
@@ -91,6 +93,8 @@ def compare(metric, case_id, stock, cell):
         return metric, case_id, stock.show(), shown, "allowed", ALLOWED[(metric, status)]
     if stock.raised and status == "vendor_nan" and any(f in flags for f in EMPTY_INPUT_FLAGS):
         return metric, case_id, stock.show(), shown, "allowed", EMPTY_INPUT
+    if stock.raised and "prompt_tokens" in stock.raised and metric.startswith("deepeval.") and status == "scored":
+        return metric, case_id, stock.show(), shown, "allowed", USAGE_SHIM
     return metric, case_id, stock.show(), shown, "DIFFERENT", reason[:80]
 
 

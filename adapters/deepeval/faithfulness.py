@@ -46,9 +46,13 @@ pointed straight at the realistic test judge and gets the same scores):
   retried for its content: DeepEval's own validation decides, as in stock use.
 - `eval_mode="llm"` passed explicitly. Reason: left unset, DeepEval reads `DEEPEVAL_EVAL_MODE`, and
   `hybrid` / `system_one` would send the verdict step to an external service instead of the judge.
-- A judge response without `usage` fails the cell, as in stock use (DeepEval's `OpenAIModel` reads
-  `completion.usage.prompt_tokens`); the reason says so.
+- A judge response without `usage` (legal, and what several servers send): stock DeepEval fails the
+  cell (its `OpenAIModel` reads `completion.usage.prompt_tokens`); the harness's client gives such a
+  completion an all-zero usage first (the shim below, `adapters/deepeval/_usage.py`), so the cell
+  scores, and the ledger marks the call as carrying no usage. Issue 13: usage is optional.
 """
+
+from adapters.deepeval._usage import SHIM as USAGE_SHIM
 
 NORMALISED = {
     False: {"yes": "supported", "no": "unsupported", "borderline": "ambiguous"},
@@ -79,6 +83,7 @@ class DeepEvalFaithfulnessBase:
              Flag("empty_answer_rejected", "empty answer rejected", "empty answer",
                   "DeepEval rejects an empty answer before any judge call"))
     card_notes = CARD_NOTES
+    shims = (USAGE_SHIM,)
     penalize: bool = False
 
     @classmethod
