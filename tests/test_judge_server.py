@@ -22,7 +22,7 @@ def server():
     try:
         line = p.stdout.readline()
         info = json.loads(line)
-        yield info
+        yield {**info, "process": p}
     finally:
         p.terminate()
         p.wait(10)
@@ -47,12 +47,17 @@ def test_record_through_the_server_then_replay_offline(server, tmp_path):
     assert ref.returncode == 0, ref.stderr
     assert _scores(tmp_path / "rec.csv") == _scores(tmp_path / "ref.csv")   # same answers as the embedded judge
 
-    # replay: the server's URL now points nowhere (a closed port), and nothing is called
-    rep = _harness("run", *common, "--judge-url", "http://127.0.0.1:9/v1", "--cache", "replay", "--run-id", "rep",
+    # replay: the server is gone (its URL points nowhere now), and nothing is called. The same URL: the
+    # cache is keyed by the judge's identity (base URL + model id), so another URL's answers never serve it
+    server["process"].terminate()
+    server["process"].wait(10)
+    rep = _harness("run", *common, "--judge-url", server["url"], "--cache", "replay", "--run-id", "rep",
                    "--scores-csv", str(tmp_path / "rep.csv"))
     assert rep.returncode == 0, rep.stdout + rep.stderr
     assert _scores(tmp_path / "rep.csv") == _scores(tmp_path / "rec.csv")
     assert _scores(tmp_path / "rec.csv")[("cookie-yield", "inhouse.span")] == ("0.75", "scored")
+    other = _harness("run", *common, "--judge-url", "http://127.0.0.1:9/v1", "--cache", "replay", "--run-id", "other")
+    assert other.returncode == 1 and "replay miss" in other.stdout     # another judge: not its answers
 
 
 def test_replay_miss_is_a_clear_cell_error(tmp_path):
