@@ -284,7 +284,7 @@ def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
     if ledger.last_error:
         reason += f": {ledger.last_error[:200]}"
     detail = {**result.detail, "vendor_status": result.status, "vendor_score": result.score,
-              "vendor_reason": result.reason}
+              "vendor_reason": result.reason, "vendor_flags": list(result.flags)}
     return CellResult.error(reason, result.units, detail=detail)
 
 

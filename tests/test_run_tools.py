@@ -90,7 +90,7 @@ def test_compare_names_a_judge_change_and_status_changes(tmp_path, canonical):
 
     synthetic_run(str(tmp_path / "x"), canonical, run_id="x")
     synthetic_run(str(tmp_path / "y"), canonical, run_id="y")
-    s = RunStore.open(str(tmp_path / "y"))
+    s = RunStore.open(str(tmp_path / "y"), readonly=False)
     spec = s.spec()
     for m in spec["metrics"]:
         if m["name"] == "deepeval.faithfulness":

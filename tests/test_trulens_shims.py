@@ -141,11 +141,14 @@ class Failing(ReferenceUpstream):
 
 def test_swallowed_judge_failure_is_flagged(vendor):
     """TruLens treats a failed abstention check as "not an abstention": the refusal is then judged
-    for groundedness and scores 1.0 instead of 0.0. The value is TruLens's; the flag says why."""
+    for groundedness and scores 1.0 instead of 0.0. The value is TruLens's; the flag says why. A cell
+    with a failed judge call is an error whatever the vendor made of it (issue 13: an outage is never
+    a finished score), so the 1.0 and the flag are kept in the error cell's detail."""
     from adapters.trulens.judge import ABSTENTION
 
     case = CASES.by_id("abstain-answerable")
     s = score_one("trulens.groundedness_answerability", case, upstream=Failing(case, ABSTENTION))
-    assert s.result.status == "scored" and s.result.score == 1.0
-    assert "judge_failure_fallback" in s.result.flags and s.ledger.errors == 1
+    assert s.result.status == "error" and s.result.detail["vendor_score"] == 1.0
+    assert s.result.detail["vendor_status"] == "scored" and s.ledger.errors == 1
+    assert "judge_failure_fallback" in s.result.detail["vendor_flags"]
     assert s.result.detail["failed_calls"][0].startswith("BadRequestError")
