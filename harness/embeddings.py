@@ -158,6 +158,10 @@ class HttpEmbeddings:
     def __init__(self, url: str, model: str, key_env: str | None, timeout_s: float = 120.0):
         self.url, self.model, self.key_env = url.rstrip("/"), model, key_env
         self.__key = os.environ.get(key_env, "") if key_env else ""
+        from harness import redact   # every writer scrubs this key and the URL's credentials too
+
+        redact.register(self.__key)
+        redact.register_url(self.url)
         self._timeout, self._client = timeout_s, None
 
     def __repr__(self):
