@@ -194,6 +194,13 @@ class _Usage:
         await self.inner.aclose()
 
 
+def _chat_metrics():
+    """The metrics whose judge calls are chat completions (the similarity ones also embed, elsewhere)."""
+    from harness import registry
+
+    return [m for m in registry.names() if not m.startswith(("baseline.", "cascade."))]
+
+
 @pytest.fixture(scope="module")
 def usage_cases(canonical):
     return CaseSet(canonical.path, (canonical.by_id("cookie-yield"), canonical.by_id("citations-correct")),
@@ -204,7 +211,7 @@ def usage_cases(canonical):
 def usage_baseline(usage_cases, tmp_path_factory):
     from harness import registry
 
-    out = run(RunOptions(cases=usage_cases, metrics=registry.names(), out_dir=str(tmp_path_factory.mktemp("u")),
+    out = run(RunOptions(cases=usage_cases, metrics=_chat_metrics(), out_dir=str(tmp_path_factory.mktemp("u")),
                          run_id="base", progress=False))
     return _cells(out.store_path)
 
@@ -218,7 +225,7 @@ def _usage_run(mode, cases, tmp_path):
         wrappers.append(_Usage(up, mode))
         return wrappers[0]
 
-    out = run(RunOptions(cases=cases, metrics=registry.names(), out_dir=str(tmp_path), run_id=mode, progress=False,
+    out = run(RunOptions(cases=cases, metrics=_chat_metrics(), out_dir=str(tmp_path), run_id=mode, progress=False,
                          retry_attempts=1, upstream_wrapper=wrap))
     s = RunStore.open(out.store_path)
     try:
