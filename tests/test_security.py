@@ -404,7 +404,8 @@ def test_no_key_anywhere_after_a_judge_that_echoes_it_in_200_replies(credential,
     db.close()
     assert scrubbed > 0                                          # the echo reached the vendors' reasons
     cache = sqlite3.connect(str(out / "judge-cache.sqlite"))
-    assert cache.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 0   # never cached
+    cached = [json.loads(r[0]) for r in cache.execute("SELECT request FROM responses")]
+    assert not [r for r in cached if "messages" in r]     # no chat reply cached: every one echoed the key
     cache.close()
     written = [os.path.join(d, f) for d, _, fs in os.walk(tmp_path) for f in fs]
     for must in ("store.sqlite", "spec.json", "index.html", "report.md", "scores.csv", "judge-cache.sqlite"):
