@@ -71,3 +71,29 @@ def test_agreement_shown_when_known(canonical, monkeypatch):
     monkeypatch.setattr(decision, "agreement", lambda rep: {"inhouse.span": 0.91, "trulens.citation": 0.6})
     md = "\n".join(decision_render.markdown(canonical.report))
     assert "agreement with labels" in md and "inhouse.span 0.91, trulens.cite 0.60" in md
+
+
+def test_a_run_without_the_probe_cases_reads_the_cards(tmp_path):
+    """A team's own cases hold none of the canonical probes: the facts come from the committed cards, the
+    report says so, and the recommendations are the cards' (here on two cases and two metrics)."""
+    import json
+
+    import harness
+    from reports.build import compute
+    from reports.data import load_run
+    from reports.decision import card_facts, facts, needs, sources
+    from tests.conftest import CANONICAL
+
+    rows = [json.loads(line) for line in open(CANONICAL, encoding="utf-8")][:2]
+    for r in rows:
+        r["id"] = "own-" + r["id"]
+    res = harness.evaluate(rows, metrics=["inhouse.span", "deepeval.faithfulness"], out_dir=str(tmp_path),
+                           run_id="own", progress=False, report=False)
+    rep = compute(load_run(res.run_dir))
+    f = facts(rep.data, rep.cells)
+    assert {src for m in f.values() for _, src in m.values()} == {"card"}
+    assert f["inhouse.span"]["cookie-yield"][0] == card_facts("inhouse.span")["cookie-yield"] == "no"
+    assert "from the metric cards" in sources(rep)
+    by = {n.need: n.recommended for n in needs(rep)}
+    assert by["a citation promised per claim"] == ["inhouse.span"]
+    assert by["cheap monitoring of production traffic"] == ["inhouse.span"]
