@@ -75,7 +75,8 @@ def test_compare_two_runs(runs, tmp_path, capsys):
 
     cmp = compare(load_run(a.run_dir), load_run(b.run_dir))
     span = next(d for d in cmp.metrics if d.metric == "inhouse.span")
-    assert span.n_pairs == 21 and span.diff == pytest.approx(0.25 / 21)   # empty-answer is unscored in A
+    n = sum(a.cells[a.cells.metric == "inhouse.span"]["status"] == "scored")   # empty-answer is unscored in A
+    assert span.n_pairs == n and span.diff == pytest.approx(0.25 / n)
     assert span.low <= span.diff <= span.high and span.movers == [("cookie-yield", 0.75, 1.0)]
     deepeval = next(d for d in cmp.metrics if d.metric == "deepeval.faithfulness")
     assert deepeval.diff == 0 and deepeval.movers == [] and not deepeval.significant
