@@ -127,8 +127,9 @@ def needs(rep) -> list[Need]:
     out = [
         Need("a citation promised per claim", span[:1] + citation[:1],
              "fails a claim no passage states (cookie-yield) and one only inferred from them (product-age), "
-             f"lowers the score for a contradiction, judges claim by claim; {names(citation)} also notices a "
-             f"[N] marker that points at the wrong passage (citation-misattributed)"
+             f"lowers the score for a contradiction, judges claim by claim; {names(citation)} "
+             f"{'notices' if len(citation) == 1 else 'notice'} a [N] marker that points at the wrong passage "
+             "(citation-misattributed)"
              + (f". Also qualify: {names(span[1:])}" if span[1:] else "")),
         Need("cheap monitoring of production traffic", cheap[:1],
              f"fails unstated and contradicted claims ({names(strict)}), then the fewest judge calls per answer"

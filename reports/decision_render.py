@@ -17,7 +17,7 @@ def html(rep) -> str:
         f"<tr><th>{e(n.need)}</th><td><b>{e(', '.join(rep.shorts[m] for m in n.recommended) or 'none of these')}</b></td>"
         f"<td class=\"small\">{e(n.why)}</td>" + (f"<td class=\"num\">{e(n.agreement)}</td>" if _agree(rep) else "")
         + "</tr>" for n in needs(rep))
-    head = "<th>need</th><th>use</th><th>because it</th>" + ("<th>agreement with labels</th>" if _agree(rep) else "")
+    head = "<th>need</th><th>use</th><th>because it</th>" + ("<th>agreement with labels (balanced accuracy)</th>" if _agree(rep) else "")
     return (f'<section id="decision"><h2>{e(TITLE)}</h2><p>{e(INTRO)} {e(sources(rep))}</p>'
             f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></section>")
 
@@ -26,7 +26,7 @@ def markdown(rep) -> list[str]:
     from reports.decision import needs, sources
     from reports.markup import m, table
 
-    heads = ["need", "use", "because it"] + (["agreement with labels"] if _agree(rep) else [])
+    heads = ["need", "use", "because it"] + (["agreement with labels (balanced accuracy)"] if _agree(rep) else [])
     rows = [[m(n.need), "**" + m(", ".join(rep.shorts[x] for x in n.recommended) or "none of these") + "**", m(n.why)]
             + ([m(n.agreement)] if _agree(rep) else []) for n in needs(rep)]
     return [f"## {TITLE}", "", f"{m(INTRO)} {m(sources(rep))}", "", table(heads, rows), ""]

@@ -36,7 +36,10 @@ def test_html_and_markdown_lead_with_the_decision(canonical):
     h2 = re.findall(r"<h2>([^<]+)</h2>", html)
     assert h2[:3] == ["Which metric for which need", "At a glance", "Score matrix"]
     assert [ln[3:] for ln in md.splitlines() if ln.startswith("## ")][:3] == h2[:3]
-    assert "| a citation promised per claim | **inhouse.span, trulens.cite** |" in md
+    row = next(ln for ln in md.splitlines() if ln.startswith("| a citation promised per claim |"))
+    assert row.startswith("| a citation promised per claim | **inhouse.span, trulens.cite** |")
+    # the canonical cases carry human labels: agreement (trust's reports.agreement) sits beside each pick
+    assert "| agreement with labels (balanced accuracy) |" in md and row.endswith("| inhouse.span 1.00 |")
 
 
 def test_divergences_grouped_by_reason_with_counts(canonical):
