@@ -18,7 +18,7 @@ def html(rep) -> str:
         f"<td class=\"small\">{e(n.why)}</td>" + (f"<td class=\"num\">{e(n.agreement)}</td>" if _agree(rep) else "")
         + "</tr>" for n in needs(rep))
     head = "<th>need</th><th>use</th><th>because it</th>" + ("<th>agreement with labels (balanced accuracy)</th>" if _agree(rep) else "")
-    return (f'<section id="decision"><h2>{e(TITLE)}</h2><p>{e(INTRO)} {e(sources(rep))}</p>'
+    return (f'<section id="decision"><h2>{e(TITLE)}</h2><p>{e(INTRO)} {e(sources(rep))}{e(_note(rep))}</p>'
             f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></section>")
 
 
@@ -29,7 +29,16 @@ def markdown(rep) -> list[str]:
     heads = ["need", "use", "because it"] + (["agreement with labels (balanced accuracy)"] if _agree(rep) else [])
     rows = [[m(n.need), "**" + m(", ".join(rep.shorts[x] for x in n.recommended) or "none of these") + "**", m(n.why)]
             + ([m(n.agreement)] if _agree(rep) else []) for n in needs(rep)]
-    return [f"## {TITLE}", "", f"{m(INTRO)} {m(sources(rep))}", "", table(heads, rows), ""]
+    return [f"## {TITLE}", "", f"{m(INTRO)} {m(sources(rep))}{m(_note(rep))}", "", table(heads, rows), ""]
+
+
+CEILING = ("Under the reference judge, agreement is each definition's ceiling (a judge that reads the labels "
+           "perfectly); under a real judge it is the judge-and-definition agreement.")
+
+
+def _note(rep) -> str:
+    """The agreement caveat, when the table shows agreement."""
+    return f" {CEILING}" if _agree(rep) and rep.data.is_reference else ""
 
 
 def _agree(rep) -> bool:
