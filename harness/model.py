@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.spans import locate, overlaps, sentence_spans
+from harness.spans import overlaps, sentence_spans
 
 Label = Literal["supported", "inference", "not_found", "contradicted"]
 """A human claim label. ``inference``: follows from the context but no span states it."""
@@ -218,12 +218,12 @@ class Case:
         return ann.abstention_span or (0, len(self.answer))
 
     def unit_span(self, text: str) -> tuple[int, int] | None:
-        """Span of a unit of judgement in the answer: a judged claim with that text gives its
-        annotated span; otherwise :func:`harness.spans.locate` (None: not located)."""
-        claim = self.claim_for_text(text)
-        if claim is not None:
-            return claim.answer_span
-        return locate(text, self.answer)
+        """Span of a unit of judgement in the answer, from the answer aligner
+        (:func:`harness.aligner.locate_unit`: a judged claim with that text gives its annotated span;
+        then exact, normalised, fuzzy; None: not located)."""
+        from harness.aligner import locate_unit
+
+        return locate_unit(self, text).span
 
 
 @dataclass(frozen=True)
@@ -241,6 +241,9 @@ class Quote:
     verbatim: bool | None = None
     """True: occurs verbatim (whitespace and quote marks normalised); False: it does not;
     None: not checked (e.g. the judge quoted nothing)."""
+    match: str | None = None
+    """How the quote was located where a metric locates near-verbatim quotes: ``exact`` or ``near``
+    (case, punctuation, whitespace or ellipses differ); None: not located, or not checked."""
 
 
 @dataclass(frozen=True)

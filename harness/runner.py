@@ -256,7 +256,9 @@ async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek
         result = await asyncio.wait_for(cls().score(case, endpoint), timeout=timeout_s)
         if not isinstance(result, CellResult):
             return CellResult.error(f"adapter returned {type(result).__name__}, not CellResult")
-        return result
+        from harness.aligner import place_units
+
+        return place_units(case, result)   # every unit's span in the answer, with how it was found
     except asyncio.CancelledError:
         raise
     except asyncio.TimeoutError:

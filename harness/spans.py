@@ -1,4 +1,6 @@
-"""Span helpers: the verbatim check and locating a unit of text in the answer.
+"""Span helpers: the verbatim check, a plain sentence splitter and span overlap.
+
+Locating a vendor's unit in the answer is :mod:`harness.aligner`'s job.
 
 The verbatim check normalises only whitespace and quote characters (curly quotes, primes and
 backticks become straight quotes; every run of whitespace becomes one space), and maps a match back
@@ -72,36 +74,6 @@ def words(text: str) -> list[str]:
     ['bake', 'at', '350', 'f', 'then', 'cool']
     """
     return [w.lower() for w in _WORD.findall(text)]
-
-
-def locate(unit: str, answer: str, min_overlap: float = 0.5) -> tuple[int, int] | None:
-    """Best-effort character span of ``unit`` (a claim, statement or sentence) in ``answer``.
-
-    First an exact match (whitespace, quotes and case normalised); otherwise the answer sentence
-    sharing the largest share of the unit's words, if that share reaches ``min_overlap``.
-
-    >>> a = "Bake at 350 F for 8 to 10 minutes. The recipe yields two dozen cookies."
-    >>> locate("The recipe yields two dozen cookies.", a)
-    (35, 71)
-    >>> locate("Bake them at 350 F for 8 minutes.", a)
-    (0, 34)
-    >>> locate("Shipping is free.", a) is None
-    True
-    """
-    if not unit.strip() or not answer.strip():
-        return None
-    exact = find_verbatim(unit.lower(), answer.lower())
-    if exact is not None:
-        return exact
-    uw = set(words(unit))
-    if not uw:
-        return None
-    best, best_share = None, 0.0
-    for start, end in sentence_spans(answer):
-        share = len(uw & set(words(answer[start:end]))) / len(uw)
-        if share > best_share:
-            best, best_share = (start, end), share
-    return best if best_share >= min_overlap else None
 
 
 _SENT_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])[\"'\u201d\u2019)\]]*\s+")

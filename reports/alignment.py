@@ -1,11 +1,14 @@
-"""Per-claim alignment: each metric's units mapped onto the annotation's claims by answer span.
+"""Per-claim alignment: each metric's units mapped onto rows of the answer by answer span.
 
-The rows are the claims the reference judge reads (``Case.judged_claims``), plus the
-abstention span when the answer abstains. A metric's unit lands on every row its span overlaps (a
-TruLens sentence carrying two claims lands on both, marked shared); a unit that overlaps no row gets
-a row of its own for that stretch of the answer ("not an annotated claim"); a whole-answer unit
-goes in a "whole answer" row (kinds in ``WHOLE``: an answer-level verdict, or one judge's rating of the whole
-answer); a unit with no span goes in the "unaligned" row.
+The rows are the annotated claims where the case has them (``Case.judged_claims``),
+plus the abstention span when the answer abstains; for a case without an annotation they are the
+answer's sentences. Every unit's span comes from the answer aligner (:mod:`harness.aligner`). A
+unit lands on the rows it really overlaps (:func:`lands_on`: at least half of the row, or half of
+the unit, lies in the overlap; a TruLens sentence carrying two claims lands on both, marked shared),
+never on a row it does not overlap; a unit that lands on no row gets a row of its own for that
+stretch of the answer ("not an annotated claim"); a whole-answer unit goes in a "whole answer" row
+(kinds in ``WHOLE``: an answer-level verdict, or one judge's rating of the whole answer); a unit the
+aligner could not locate goes in the "not located" row.
 """
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ class Row:
     """One row of the alignment table."""
 
     kind: str
-    """claim | abstention | other | answer | unaligned."""
+    """claim | sentence (unannotated case) | abstention | other | answer | unaligned."""
     text: str
     """The stretch of the answer (or the claim text when there is no answer text)."""
     span: tuple[int, int] | None = None
@@ -105,14 +108,14 @@ def align(case, units: list[Unit]) -> list[Row]:
     backbone = list(rows)
     extra: list[Row] = []
     whole = Row("answer", "the whole answer", (0, len(answer)))
-    loose = Row("unaligned", "units with no span in the answer")
+    loose = Row("unaligned", "units the aligner could not locate in the answer")
     for u in sorted(units, key=lambda u: (u.metric, u.index)):
         if u.kind in WHOLE:
             whole.marks.setdefault(u.metric, []).append(Mark(u))
         elif u.span is None:
             loose.marks.setdefault(u.metric, []).append(Mark(u))
         else:
-            hits = [r for r in backbone if r.span is not None and overlaps(r.span, u.span)]
+            hits = lands_on(u.span, backbone)
             if not hits:
                 hits = [_other_row(extra, u.span, answer, u.text)]
             for r in hits:
@@ -121,7 +124,33 @@ def align(case, units: list[Unit]) -> list[Row]:
     return ordered + [r for r in (whole, loose) if r.marks]
 
 
+def lands_on(span: tuple[int, int], rows: list[Row]) -> list[Row]:
+    """The rows a unit with this span lands on: those where the overlap holds at least half of the row
+    or half of the unit; failing any, the one row it overlaps most (a unit never lands on a row it
+    does not overlap).
+
+    >>> rows = [Row("claim", "a", (0, 25)), Row("claim", "b", (26, 45)), Row("claim", "c", (47, 75))]
+    >>> [r.text for r in lands_on((26, 45), rows)], [r.text for r in lands_on((0, 45), rows)]
+    (['b'], ['a', 'b'])
+    >>> [r.text for r in lands_on((20, 40), rows)], lands_on((80, 90), rows)
+    (['b'], [])
+    """
+    def inter(r: Row) -> int:
+        return max(0, min(r.span[1], span[1]) - max(r.span[0], span[0]))
+
+    cand = [r for r in rows if r.span is not None and overlaps(r.span, span)]
+    size = max(1, span[1] - span[0])
+    hits = [r for r in cand if inter(r) * 2 >= min(size, max(1, r.span[1] - r.span[0]))]
+    if hits or not cand:
+        return hits
+    return [max(cand, key=inter)]
+
+
 def _backbone(case) -> list[Row]:
+    if not case.annotated:   # no human claims: the answer's own sentences are the rows
+        from harness.spans import sentence_spans
+
+        return [Row("sentence", case.answer[s:e], (s, e)) for s, e in sentence_spans(case.answer)]
     rows = [Row("claim", case.answer[s:e] or c.text, (s, e), c.label, c)
             for c in case.judged_claims() for s, e in [c.answer_span]]
     ab = case.abstention_at()

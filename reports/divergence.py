@@ -1,7 +1,8 @@
 """Where the metrics diverge: cases whose scored metrics differ by at least a threshold.
 
 Only scored cells count toward the spread (an unscored or NaN cell is not a 0). Each divergent case
-comes with its per-claim alignment and a one-line reason from :mod:`reports.reasons`.
+comes with its per-claim alignment and a one-line reason derived from the verdicts
+(:mod:`reports.reasons`).
 """
 from __future__ import annotations
 
@@ -27,9 +28,9 @@ class Divergence:
     scores: dict[str, float]
     """metric -> score, scored metrics only."""
     reason: str
-    """One line, from the rules."""
+    """One line, derived from the two metrics' unit verdicts (:mod:`reports.reasons`)."""
     rule: str
-    """Name of the rule that gave the reason."""
+    """The reason's kind: definition | judgement | decomposition | coverage (or unexplained)."""
     rows: list[Row] = field(default_factory=list)
     """The per-claim alignment."""
     row_reasons: dict[int, str] = field(default_factory=dict)
@@ -92,7 +93,8 @@ def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
             continue
         case = data.cases.get(cid)
         rows = align(case, by_case.get(cid, []))
-        rule, reason = explain_case(rows, (s[1][0], s[2][0]), case, scores, names)
+        flags = {m: cells[(cid, m)].flags for m in data.metrics}
+        rule, reason = explain_case(rows, (s[1][0], s[2][0]), case, scores, names, flags)
         row_reasons = {}
         for i, r in enumerate(rows):
             if row_disagrees(r, data.metrics):

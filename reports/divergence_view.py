@@ -54,6 +54,8 @@ class CaseView:
     silent: list[str]
     """Short names of the metrics without units on this case."""
     rows: list[RowView]
+    labelled: bool = True
+    """Does the case carry human labels? (False: no annotation column, no claim about labels.)"""
 
 
 @dataclass(frozen=True)
@@ -96,4 +98,5 @@ def _case(rep, anchor: int, dv) -> CaseView:
     return CaseView(anchor, dv.case_id, dv.spread, (rep.shorts[dv.low[0]], dv.low[1]),
                     (rep.shorts[dv.high[0]], dv.high[1]), [(rep.shorts[m], v) for m, v in dv.scores.items()],
                     rep.data.cases.get(dv.case_id), [(rep.shorts[m], rep.names[m]) for m in shown],
-                    [rep.shorts[m] for m in metrics if m not in shown], rows)
+                    [rep.shorts[m] for m in metrics if m not in shown], rows,
+                    rep.data.cases.get(dv.case_id) is None or rep.data.cases[dv.case_id].annotated)

@@ -43,7 +43,7 @@ def alignment_table(cv) -> str:
     head = "".join(f'<th title="{e(name)}">{e(short)}</th>' for short, name in cv.shown)
     body = []
     for row in cv.rows:
-        label = e(row.label) if row.label else "&ndash;"
+        label = (f"<td>{e(row.label)}</td>" if row.label else "<td>&ndash;</td>") if cv.labelled else ""
         cells = []
         for marks in row.marks:
             if not marks:
@@ -54,9 +54,10 @@ def alignment_table(cv) -> str:
                                 f"{e(mk.text)}</span>" for mk in marks)
             cells.append(f'<td class="{cls} small">{inner}</td>')
         body.append(f"<tr><td class=\"small\">{e(row.kind)}</td><td>{e(row.text)}</td>"
-                    f"<td>{label}</td>{''.join(cells)}<td class=\"small reason\">{e(row.why)}</td></tr>")
-    return ("<div class=\"scroll\"><table class=\"align\"><thead><tr><th>row</th><th>answer text</th><th>annotation</th>"
-            f"{head}<th>why they differ here</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}")
+                    f"{label}{''.join(cells)}<td class=\"small reason\">{e(row.why)}</td></tr>")
+    ann = "<th>annotation</th>" if cv.labelled else ""   # no annotation: no annotation column
+    return ("<div class=\"scroll\"><table class=\"align\"><thead><tr><th>row</th><th>answer text</th>"
+            f"{ann}{head}<th>why they differ here</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}")
 
 
 def _cell_class(verdicts: set[str]) -> str:

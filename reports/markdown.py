@@ -68,8 +68,9 @@ def _cases(cases) -> list[str]:
                 f"{m(cv.high[0])} {cv.high[1]:.2f})", ""]
         if cv.case is not None:
             out += [f"**Question:** {m(cv.case.question)}", "", f"**Answer:** {m(cv.case.answer) or '_(empty)_'}", ""]
-        heads = ["row", "answer text", "annotation"] + [m(short) for short, _ in cv.shown] + ["why they differ here"]
-        rows = [[m(row.kind), m(row.text), m(row.label or "-")]
+        ann = ["annotation"] if cv.labelled else []   # no annotation: no annotation column
+        heads = ["row", "answer text"] + ann + [m(short) for short, _ in cv.shown] + ["why they differ here"]
+        rows = [[m(row.kind), m(row.text)] + ([m(row.label or "-")] if cv.labelled else [])
                 + ["<br>".join(m(mk.text) for mk in marks) for marks in row.marks] + [m(row.why)]
                 for row in cv.rows]
         out += [table(heads, rows), ""]

@@ -1,195 +1,269 @@
-"""Why two metrics disagree, in one line, chosen by rules over the annotation and the verdicts.
+"""Why two metrics disagree, derived from their own unit verdicts and scoring rules.
 
-``RULES`` is the whole table. A rule names the metric whose definition it explains (``subject``: a
-metric name, a vendor prefix ending in ``.``, or ``*`` for any), where it looks (``scope``: one
-alignment row, or the whole case), a condition over the row's annotation label and the subject's
-verdicts, and the sentence to show. For a divergent case the first rule, in table order, whose
-subject is one of the two metrics furthest apart and whose condition holds explains the case; each
-alignment row on which the metrics disagree gets the first rule that holds for any metric there.
+Each alignment row (an annotated claim, or an answer sentence) holds each metric's units on it. A
+metric's *credit* on a row is what its scoring rule makes of those units (:func:`weight`): 1 for a
+supported unit, 0 for an unsupported one, the graded value of a TruLens ``k/3``, 1 for DeepEval's
+``borderline`` where the default metric counts it as faithful, and no credit at all for an excluded
+unit. A divergence reason is read off the row where the two metrics' credits differ most, and says
+which kind of difference it is:
+
+- ``definition``: the same judgement of a claim, scored differently (DeepEval's borderline passes; the
+  in-house check wants a located quote for a claim its judge called supported; TruLens's graded
+  0-3 scale; an answer-level rating; the answerability variant's rule for abstentions);
+- ``judgement``: the same claim judged differently under the metrics' different prompts;
+- ``decomposition``: different units (one unit spanning several claims, or no unit on the claim);
+- ``coverage``: a unit that was not judged (trivial filter, unparsable score, fallback, no claims).
+
+Where the row carries a human label, the reason says which metric agrees with it. Every verdict a
+reason cites is quoted as the vendor gave it and is recorded in :class:`Reason` ``cited``, so a test
+can check each reason against the run store.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import re
+from dataclasses import dataclass, field
 
+KINDS = ("definition", "judgement", "decomposition", "coverage")
 LENIENT_AMBIGUOUS = {"deepeval.faithfulness"}
 """Metrics whose score counts an ``ambiguous`` (borderline) verdict in the answer's favour."""
+WHOLE = ("answer", "judge")
+_GRADED = re.compile(r"^\s*(\d)\s*/\s*3\s*$")
+_ABSTENTION_RULES = {"answerable_abstention": 0.0, "unanswerable_abstention": 1.0}
+FALLBACK = "the scores differ, but no unit verdict on the aligned rows explains it (see the alignment)"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One derived reason."""
+
+    kind: str
+    """definition | judgement | decomposition | coverage ("unexplained" for the fallback)."""
+    text: str
+    """The line shown, starting with the kind."""
+    row: int | None = None
+    """Index of the alignment row it is read from (None: the whole case)."""
+    cited: dict = field(default_factory=dict)
+    """metric -> the raw verdicts the text quotes for it (each is one of its units' on that row)."""
+
+
+def weight(metric: str, verdict: str, raw: str) -> float | None:
+    """How a metric's score counts one unit; None when it does not count it.
+
+    >>> weight("deepeval.faithfulness", "ambiguous", "borderline"), weight("deepeval.faithfulness_penalized", "ambiguous", "borderline")
+    (1.0, 0.0)
+    >>> weight("trulens.groundedness", "ambiguous", "2/3"), weight("ragas.faithfulness", "excluded", "x")
+    (0.667, None)
+    """
+    if verdict == "excluded":
+        return None
+    if raw in _ABSTENTION_RULES:
+        return _ABSTENTION_RULES[raw]
+    g = _GRADED.match(str(raw))
+    if metric.startswith("trulens.") and g:
+        return round(int(g.group(1)) / 3, 3)
+    if verdict == "supported":
+        return 1.0
+    return 1.0 if verdict == "ambiguous" and metric in LENIENT_AMBIGUOUS else 0.0
+
+
+def credit(row, metric: str) -> float | None:
+    """The metric's mean unit weight on the row (None: no counted unit there)."""
+    ws = [w for mk in row.marks.get(metric, []) if (w := weight(metric, mk.unit.verdict, mk.unit.raw_verdict)) is not None]
+    return sum(ws) / len(ws) if ws else None
 
 
 def counts_for(metric: str, verdicts: set[str]) -> bool | None:
-    """Does the metric count this row in the answer's favour? None when it gave no verdict.
+    """Does the metric count a row with these normalised verdicts in the answer's favour? None: no verdict.
 
-    >>> counts_for("deepeval.faithfulness", {"ambiguous"}), counts_for("deepeval.faithfulness_penalized", {"ambiguous"})
+    >>> counts_for("deepeval.faithfulness", {"ambiguous"}), counts_for("ragas.faithfulness", {"supported", "unsupported"})
     (True, False)
-    >>> counts_for("ragas.faithfulness", {"supported", "unsupported"}), counts_for("x", {"excluded"})
-    (False, None)
     """
-    v = verdicts - {"excluded"}
-    if not v:
+    ws = [w for v in verdicts if (w := weight(metric, v, "")) is not None]
+    return None if not ws else all(w >= 1.0 for w in ws)
+
+
+def _raws(row, metric: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(str(mk.unit.raw_verdict) for mk in row.marks.get(metric, [])))
+
+
+def _q(raws) -> str:
+    return " and ".join(f"'{r}'" for r in raws)
+
+
+def _short(text: str, n: int = 60) -> str:
+    t = " ".join(str(text).split())
+    return t if len(t) <= n else t[: n - 3] + "..."
+
+
+def _human(row, lo: str, hi: str, cl, ch, name) -> str:
+    label = getattr(row, "label", None) if getattr(row, "kind", None) == "claim" else None
+    if label == "inference":
+        return " Human label: inference (follows from the passages; no passage states it)."
+    if label not in ("supported", "not_found", "contradicted"):
+        return ""
+    good = label == "supported"
+    agree = [m for m, c in ((lo, cl), (hi, ch)) if c is not None and (c >= 0.5) == good]
+    who = (" and ".join(name(m) for m in agree) + (" agrees" if len(agree) == 1 else " agree")) if agree else "neither agrees"
+    return f" Human label: {label} ({who})."
+
+
+def explain_pair(row, lo: str, hi: str, names: dict | None = None, index: int | None = None,
+                 whole: list | None = None) -> Reason | None:
+    """Why ``lo`` gives this row less credit than ``hi``, or None when it does not.
+
+    ``whole``: ``hi``'s whole-answer units, when it rates the answer as a whole and that rating is its
+    top one (it then has no unit on the row, and the rating stands for every row).
+    """
+    nm = lambda m: (names or {}).get(m, m)  # noqa: E731
+    cl, ch = credit(row, lo), credit(row, hi)
+    rl, rh = _raws(row, lo), _raws(row, hi)
+    hs = f"{nm(hi)} rated it {_q(rh)}"
+    if whole:
+        ch, rh = 1.0, tuple(dict.fromkeys(str(u.raw_verdict) for u in whole))
+        hs = f"{nm(hi)} rated the whole answer {_q(rh)}"
+    if cl is None:
         return None
-    ok = {"supported"} | ({"ambiguous"} if metric in LENIENT_AMBIGUOUS else set())
-    return v <= ok
+    where = f"on '{_short(row.text)}': "
+    human = _human(row, lo, hi, cl, ch, nm)
+
+    def out(kind: str, text: str, cited: dict) -> Reason:
+        return Reason(kind, f"{kind}: {where}{text}.{human}", index, cited)
+
+    if ch is None:
+        if rh:   # units there, none counted
+            why = next((mk.unit.reason for mk in row.marks[hi] if mk.unit.reason), None)
+            why = f" ({_short(why, 90)})" if why else ""
+            return out("coverage", f"{nm(hi)} did not judge it ({_q(rh)}{why}); {nm(lo)} rated it {_q(rl)}",
+                       {hi: rh, lo: rl})
+        return out("decomposition", f"{nm(hi)}'s own units leave this part of the answer out; {nm(lo)} rated it "
+                                    f"{_q(rl)}", {lo: rl})
+    if cl >= ch - 1e-9:
+        return None
+    for m, other, oraws in ((lo, hi, rh), (hi, lo, rl))[: 1 if whole else 2]:
+        shared = [mk for mk in row.marks.get(m, []) if mk.shared]
+        if shared and not any(mk.shared for mk in row.marks.get(other, [])):
+            u = shared[0].unit
+            return out("decomposition", f"{nm(m)} judged it inside one larger unit, '{_short(u.text)}', rated "
+                                        f"'{u.raw_verdict}'; {nm(other)} judged it on its own, {_q(oraws)}",
+                       {m: (str(u.raw_verdict),), other: oraws})
+    lenient = tuple(dict.fromkeys(str(mk.unit.raw_verdict) for mk in row.marks.get(hi, [])
+                                  if mk.unit.verdict == "ambiguous" and hi in LENIENT_AMBIGUOUS))
+    if lenient and not whole:
+        return out("definition", f"{nm(hi)} rated it {_q(lenient)} and its score counts that as faithful; "
+                                 f"{nm(lo)} rated it {_q(rl)} and counts it against", {hi: lenient, lo: rl})
+    said = tuple(r for r in rl if r.startswith("supported ("))
+    if said and ch >= 1.0:
+        return out("definition", f"{nm(lo)}'s judge also said supported, but the metric counts a claim only with "
+                                 f"a quote located in the passage: {_q(said)}; {hs}", {lo: said, hi: rh})
+    rule = tuple(r for r in rl if r in _ABSTENTION_RULES)
+    if rule:
+        return out("definition", f"{nm(lo)} scores an abstention by whether the passages could answer "
+                                 f"({_q(rule)}); {hs}", {lo: rule, hi: rh})
+    graded = tuple(r for r in rl if lo.startswith("trulens.") and _GRADED.match(r) and r.strip()[0] in "12")
+    if graded and ch >= 1.0:
+        return out("definition", f"{nm(lo)} grades on a 0-3 scale and rated it {_q(graded)} (partial credit); "
+                                 f"{hs}", {lo: graded, hi: rh})
+    return out("judgement", f"{nm(lo)} rated it {_q(rl)}, {hs}: the same claim judged differently under their "
+                            f"prompts", {lo: rl, hi: rh})
 
 
-@dataclass(frozen=True)
-class Ctx:
-    """What a rule may look at."""
-
-    metric: str
-    """The subject metric being tested."""
-    row: object = None
-    """The alignment row (row-scoped rules)."""
-    case: object = None
-    """The case (may be None when its text is unknown)."""
-    score: float | None = None
-    """The subject's score on the case."""
-
-    @property
-    def label(self) -> str | None:
-        return getattr(self.row, "label", None)
-
-    @property
-    def verdicts(self) -> set[str]:
-        return self.row.verdicts(self.metric) if self.row is not None else set()
-
-    @property
-    def raws(self) -> set[str]:
-        return self.row.raws(self.metric) if self.row is not None else set()
-
-    @property
-    def passes(self) -> bool | None:
-        return counts_for(self.metric, self.verdicts)
+def _whole(rows, metric: str) -> list:
+    return [mk.unit for r in rows if r.kind in WHOLE for mk in r.marks.get(metric, [])]
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One line of the table."""
-
-    name: str
-    subject: str
-    scope: str
-    when: Callable[[Ctx], bool]
-    text: str
+def _only_whole(rows, metric: str) -> bool:
+    return bool(_whole(rows, metric)) and not any(r.marks.get(metric) for r in rows if r.kind not in WHOLE)
 
 
-def _shared_mixed(c: Ctx) -> bool:
-    """The subject judged this claim inside a unit that also carries a claim with another label."""
-    if c.row is None or c.case is None:
-        return False
-    for m in c.row.marks.get(c.metric, []):
-        if m.shared and m.unit.span is not None:
-            labels = {cl.label for cl in c.case.claims_in(m.unit.span)}
-            if len(labels) > 1:
-                return True
-    return False
-
-
-def _is_miscited(cl) -> bool:
-    return (cl is not None and cl.cited_context_id is not None
-            and cl.cited_context_id not in {e.context_id for e in cl.evidence})
-
-
-def _miscited(c: Ctx) -> bool:
-    if c.row is None:
-        return c.case is not None and c.case.annotated and any(_is_miscited(cl) for cl in c.case.annotation.claims)
-    return _is_miscited(getattr(c.row, "claim", None))
-
-
-def _no_claims(c: Ctx) -> bool:
-    return (c.case is not None and c.case.annotated and not c.case.annotation.claims
-            and not c.case.annotation.abstention)
-
-
-def _partial_rg(c: Ctx) -> bool:
-    return c.case is not None and c.case.annotated and c.score is not None and 0 < c.score < 1 and any(
-        cl.label in ("not_found", "contradicted") for cl in c.case.annotation.claims)
-
-
-RULES: tuple[Rule, ...] = (
-    Rule("borderline-passes", "deepeval.faithfulness", "row",
-         lambda c: c.label == "not_found" and c.passes is True,
-         "DeepEval counts 'borderline' as faithful: a claim no passage states, and none contradicts, passes"),
-    Rule("inference-no-span", "inhouse.span", "row",
-         lambda c: c.label == "inference" and c.passes is False,
-         "no verbatim span states this: it follows from the context, so NLI-style checks accept it "
-         "and the span check does not"),
-    Rule("inference-two-of-three", "trulens.", "row",
-         lambda c: c.label == "inference" and any("2" in r for r in c.raws),
-         "TruLens rates an inference 2 of 3: supported, but only indirectly"),
-    Rule("shared-sentence", "trulens.", "row", _shared_mixed,
-         "TruLens judges whole sentences: a supported and an unsupported claim in one sentence "
-         "average to 2 of 3"),
-    Rule("abstention-grounded", "trulens.groundedness", "row",
-         lambda c: c.label == "abstention" and c.passes is True,
-         "TruLens scores an abstention as grounded: declining asserts nothing unsupported"),
-    Rule("abstention-answerable", "trulens.groundedness_answerability", "row",
-         lambda c: c.label == "abstention" and c.passes is False,
-         "the answerability variant scores an abstention as ungrounded when the context could answer"),
-    Rule("miscited", "trulens.citation", "row", _miscited,
-         "the [N] marker points at a passage that does not state the claim: only the citation check "
-         "reads markers"),
-    Rule("contradiction-passed", "*", "row",
-         lambda c: c.label == "contradicted" and c.passes is True,
-         "{metric} passes a claim the context contradicts"),
-    Rule("stated-claim-failed", "*", "row",
-         lambda c: c.label == "supported" and c.passes is False,
-         "{metric} does not find support for a claim a passage states"),
-    Rule("miscited-answer", "trulens.citation", "case", _miscited,
-         "a [N] marker points at a passage that does not state its claim: only the citation check reads "
-         "markers, and one bad marker fails the answer"),
-    Rule("empty-answer", "*", "case", _no_claims,
-         "nothing to judge: each metric falls back on its own value for an answer with no claims "
-         "(NaN, 1 or 0)"),
-    Rule("answer-level-rating", "ragas.response_groundedness", "case", _partial_rg,
-         "Ragas ResponseGroundedness rates the whole answer 0, 1 or 2: any ungrounded claim halves it"),
-)
-"""The rules, in priority order."""
-
-FALLBACK = "the metrics' verdicts on this answer differ (see the alignment)"
-
-
-def _subject_matches(rule: Rule, metric: str) -> bool:
-    if rule.subject == "*":
-        return True
-    if rule.subject.endswith("."):
-        return metric.startswith(rule.subject)
-    return metric == rule.subject
-
-
-def row_disagrees(row, metrics: list[str]) -> bool:
-    """Do the metrics with a verdict on this row count it differently (or does TruLens give partial
-    credit)?"""
-    got = {counts_for(m, row.verdicts(m)) for m in metrics if row.marks.get(m)}
-    got.discard(None)
-    return len(got) > 1 or any(
-        m.startswith("trulens.") and any(r.strip() in ("1", "2", "1/3", "2/3") for r in row.raws(m))
-        for m in metrics if row.marks.get(m))
-
-
-def explain_row(row, metrics: list[str], case=None, names: dict | None = None) -> str | None:
-    """The first row rule that holds for any metric on this row, or None."""
-    for rule in RULES:
-        if rule.scope != "row":
-            continue
-        for m in metrics:
-            if _subject_matches(rule, m) and row.marks.get(m) and rule.when(Ctx(m, row, case)):
-                return rule.text.format(metric=(names or {}).get(m, m))
-    return None
+def _whole_reason(rows, w: str, other: str, scores, nm) -> Reason:
+    """A whole-answer metric against one that scores units: its ratings, and the other's unit credits."""
+    units = _whole(rows, w)
+    raws = tuple(str(u.raw_verdict) for u in units)
+    score = (scores or {}).get(w)
+    why = next((u.reason for u in units if u.reason), None)
+    text = (f"definition: {nm(w)} rates the whole answer, not its claims: it rated it {_q(raws)}"
+            f"{f' (score {score:.2f})' if score is not None else ''}{f': {_short(why, 90)}' if why else ''}")
+    counted = [(r, c) for r in rows if r.kind not in WHOLE and (c := credit(r, other)) is not None]
+    cited = {w: raws}
+    if counted:
+        text += f"; {nm(other)} credits {sum(c for _, c in counted):g} of {len(counted)} rows"
+        lenient = [(r, str(mk.unit.raw_verdict)) for r, _ in counted for mk in r.marks[other]
+                   if mk.unit.verdict == "ambiguous" and other in LENIENT_AMBIGUOUS]
+        if lenient:
+            text += f", counting {_q(dict.fromkeys(x for _, x in lenient))} on '{_short(lenient[0][0].text)}' as faithful"
+            cited[other] = tuple(dict.fromkeys(x for _, x in lenient))
+    return Reason("definition", text + ".", None, cited)
 
 
 def explain_case(rows, pair: tuple[str, str], case=None, scores: dict | None = None,
-                 names: dict | None = None) -> tuple[str, str]:
-    """(rule name, one-line reason) for why the two metrics in ``pair`` differ on a case."""
-    for rule in RULES:
-        for m in pair:
-            if not _subject_matches(rule, m):
+                 names: dict | None = None, flags: dict | None = None) -> tuple[str, str]:
+    """(kind, one-line reason) for why ``pair`` = (lower, higher metric) differ on a case."""
+    r = case_reason(rows, pair, scores, names, flags)
+    return r.kind, r.text
+
+
+def case_reason(rows, pair: tuple[str, str], scores: dict | None = None, names: dict | None = None,
+                flags: dict | None = None) -> Reason:
+    """The :class:`Reason` for a divergent case: a metric that judged no unit; an answer-level rating
+    against unit scores; else the row where the pair's credits differ most (answer order breaks ties);
+    else the fallback."""
+    lo, hi = pair
+    nm = lambda m: (names or {}).get(m, m)  # noqa: E731
+    for m in (hi, lo):
+        fl = [f for f in (flags or {}).get(m, ()) if f.startswith(("no_claims", "no_verdicts", "all_trivial"))]
+        if fl and not any(mk.unit.verdict != "excluded" for row in rows for mk in row.marks.get(m, [])):
+            return Reason("coverage", f"coverage: {nm(m)} judged no unit of this answer and returns its own value "
+                                      f"for that ({', '.join(fl)}).", None, {})
+    best, gap = None, 0.0
+    lo_whole, hi_whole = _only_whole(rows, lo), _only_whole(rows, hi)
+    if not lo_whole:
+        for i, row in enumerate(rows):
+            if row.kind in WHOLE or row.kind == "unaligned":
                 continue
-            score = (scores or {}).get(m)
-            if rule.scope == "case":
-                if rule.when(Ctx(m, None, case, score)):
-                    return rule.name, rule.text.format(metric=(names or {}).get(m, m))
-                continue
-            for row in rows:
-                if row.marks.get(m) and rule.when(Ctx(m, row, case, score)):
-                    return rule.name, rule.text.format(metric=(names or {}).get(m, m))
-    return "fallback", FALLBACK
+            cl = credit(row, lo)
+            if hi_whole:   # only a top rating of the whole answer stands for every row
+                if any(weight(hi, u.verdict, u.raw_verdict) != 1.0 for u in _whole(rows, hi)):
+                    break
+                got = explain_pair(row, lo, hi, names, i, whole=_whole(rows, hi)) if cl is not None else None
+                g = 1.0 - cl if got is not None else 0.0
+            else:
+                got = explain_pair(row, lo, hi, names, i)
+                ch = credit(row, hi)
+                g = ((1.0 if ch is None else ch) - cl) if got is not None else 0.0
+            if got is not None and g > gap + 1e-9:
+                best, gap = got, g
+    if best is not None:
+        return best
+    if lo_whole or hi_whole:
+        return _whole_reason(rows, lo if lo_whole else hi, hi if lo_whole else lo, scores, nm)
+    return Reason("unexplained", FALLBACK, None, {})
+
+
+def row_disagrees(row, metrics: list[str]) -> bool:
+    """Do the metrics with a unit on this row give it different credit (or does one not judge it)?"""
+    if row.kind in WHOLE:   # answer-level units of different metrics rate different things
+        return False
+    present = [m for m in metrics if row.marks.get(m)]
+    got = {credit(row, m) for m in present}
+    return len(got) > 1 or any(0 < (c or 0) < 1 for c in got)
+
+
+def explain_row(row, metrics: list[str], case=None, names: dict | None = None) -> str | None:
+    """The reason for the widest credit gap on this row between the metrics that have units on it."""
+    if row.kind in WHOLE:
+        return None
+    present = [m for m in metrics if row.marks.get(m)]
+    counted = [m for m in present if credit(row, m) is not None]
+    if not counted:
+        return None
+    lo = min(counted, key=lambda m: (credit(row, m), metrics.index(m)))
+    def rank(m):   # the highest credit first; a metric with units but no credit (coverage) after those
+        c = credit(row, m)
+        return (-(c if c is not None else -1.0), metrics.index(m))
+
+    his = sorted((m for m in present if m != lo), key=rank)
+    for hi in his:
+        got = explain_pair(row, lo, hi, names)
+        if got is not None:
+            return got.text
+    return None

@@ -22,10 +22,11 @@ INTRO = {
               "is not a score is never shown as a number: it carries its own label, colour and hatching.",
     "divergences": "Cases on which the scored metrics are at least {threshold:.2f} apart (unscored and NaN "
                    "cells do not count; the similarity baseline and its cascade neither: their own sections say "
-                   "what they cost). For each, the answer's claims are the rows, as the annotation "
-                   "splits them; each metric's units are placed on the claims they overlap in the answer. "
-                   "The reason is chosen by fixed rules over the annotation label and the verdicts "
-                   "(reports/reasons.py).",
+                   "what they cost). For each, the rows are the answer's annotated claims, or its "
+                   "sentences when the case has no annotation; each metric's units are located in the "
+                   "answer by the aligner (exact, normalised, then fuzzy) and placed on the rows they "
+                   "overlap. Each reason is derived from the metrics' own unit verdicts and scoring rules, "
+                   "and names its kind: definition, judgement, decomposition or coverage (reports/reasons.py).",
     "metrics": "Mean over the cases each metric scored, with a 95% bootstrap interval ({resamples} "
                "resamples, fixed seed). Cells that are not scores are counted beside it, never averaged in. "
                "Silent fallbacks: cells the vendor still scored after swallowing a failed judge call (Ragas "
@@ -48,9 +49,10 @@ VERDICT_MARK = {"supported": "\u2713", "unsupported": "\u2717", "ambiguous": "?"
 ROW_KIND = {
     "claim": "claim",
     "abstention": "abstention",
+    "sentence": "answer sentence",
     "other": "not an annotated claim",
     "answer": "whole answer",
-    "unaligned": "unaligned",
+    "unaligned": "not located",
 }
 
 STATUS_NAMES = {k: t.named for k, t in vocab.STATUSES.items()}

@@ -66,12 +66,14 @@ def _check(verdict):
 @pytest.mark.parametrize("verdict,grounded,check", [
     ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake at 350"}]}, True, "verbatim span found"),
     ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake  at\n350"}]}, True, "verbatim span found"),
-    ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake at 400"}]}, False, "span not found"),
+    ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake at 400"}]}, False,
+     "span not found; nearest passage [1]: 'Bake at 350 \u00b0F for 8 to 10 minutes.'"),
     ({"verdict": "supported", "evidence": [{"context_id": "9", "quote": "Bake at 350"}]}, False, "span not found (no context '9')"),
     ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "   "}]}, False, "no span: the judge quoted no evidence"),
     ({"verdict": "supported", "evidence": []}, False, "no span: the judge quoted no evidence"),
     ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake at 350"},
-                                           {"context_id": "1", "quote": "yields 24"}]}, False, "span not found"),
+                                           {"context_id": "1", "quote": "yields 24"}]}, False,
+     "span not found; nearest passage [1]: 'Bake at 350 \u00b0F for 8 to 10 minutes.'"),
     ({"verdict": "not_found", "evidence": []}, False, "not_found"),
     ({"verdict": "contradicted", "evidence": [{"context_id": "1", "quote": "350"}]}, False, "contradicted"),
 ], ids=["verbatim", "whitespace", "paraphrase", "unknown-context", "blank-quote", "no-evidence",
@@ -116,3 +118,55 @@ def test_prompts_are_versioned_files():
     assert span.PROMPT_VERSION == "v1"
     assert "not_found" in span.prompt("verify")
     assert "atomic" in span.prompt("decompose")
+
+
+# --- near-verbatim quotes (metric v2) -------------------------------------------------------------
+
+NEAR = Case(
+    id="near", question="q?",
+    contexts=(Context("1", "Heat the oven to 350 F. Bake for 8 to 10 minutes, until golden. Cool on a rack."),),
+    answer="Bake at 350 F for 8 to 10 minutes.", annotation=None)
+
+
+@pytest.mark.parametrize("quote,found,match", [
+    ("Heat the oven to 350 F", "Heat the oven to 350 F", "exact"),
+    ("Heat the oven, to 350 F", "Heat the oven to 350 F", "near"),                     # a comma added
+    ("Bake for 8 to 10 minutes until golden", "Bake for 8 to 10 minutes, until golden", "near"),   # one dropped
+    ("Heat the oven to 350 F.", "Heat the oven to 350 F.", "exact"),                   # the stop is in the text
+    ("Cool on a rack..", "Cool on a rack", "near"),
+    ("Bake for 8 ... until golden", "Bake for 8 to 10 minutes, until golden", "near"),  # an ellipsis
+    ("bake FOR 8 to 10 MINUTES", "Bake for 8 to 10 minutes", "near"),                  # case
+], ids=["exact", "comma-added", "comma-dropped", "stop", "double-stop", "ellipsis", "case"])
+def test_near_verbatim_quotes_are_located_with_offsets(quote, found, match):
+    from adapters.inhouse.span import check_evidence
+
+    grounded, quotes, check = check_evidence(NEAR, {"verdict": "supported",
+                                                    "evidence": [{"context_id": "1", "quote": quote}]})
+    q = quotes[0]
+    assert grounded and NEAR.contexts[0].text[q.start:q.end] == found
+    assert (q.match, q.verbatim) == (match, match == "exact")
+    assert check == ("verbatim span found" if match == "exact" else
+                     "near-verbatim span found (case, punctuation, whitespace or ellipses differ)")
+    strict = check_evidence(NEAR, {"verdict": "supported", "evidence": [{"context_id": "1", "quote": quote}]},
+                            strict=True)
+    assert strict[0] is (match == "exact")        # strict mode: verbatim only, as in version 1
+
+
+@pytest.mark.parametrize("quote", ["Heat the oven to 400 F", "until golden ... Bake for 8", "Bake for 9 to 10 minutes",
+                                   "The recipe makes two dozen cookies", "Golden!"],
+                         ids=["changed-number", "pieces-out-of-order", "changed-word", "invented", "one-word-near"])
+def test_invented_or_changed_quotes_stay_ungrounded_and_show_the_nearest_passage(quote):
+    from adapters.inhouse.span import check_evidence
+
+    grounded, quotes, check = check_evidence(NEAR, {"verdict": "supported",
+                                                    "evidence": [{"context_id": "1", "quote": quote}]})
+    assert not grounded and quotes[0].match is None and quotes[0].start is None
+    assert check.startswith("span not found; nearest passage [1]: '")
+    assert check[len("span not found; nearest passage [1]: '"):-1] in NEAR.contexts[0].text
+
+
+def test_strict_variant_is_the_same_metric_with_verbatim_only():
+    from adapters.inhouse.span import InhouseSpan, InhouseSpanStrict
+
+    assert (InhouseSpan.strict, InhouseSpanStrict.strict) == (False, True)
+    assert InhouseSpan.version == InhouseSpanStrict.version == "2"

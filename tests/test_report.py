@@ -52,10 +52,13 @@ def test_divergences_sorted_with_reasons(synthetic):
     assert spreads == sorted(spreads, reverse=True)
     by_id = {d.case_id: d for d in divs}
     cookie = by_id["cookie-yield"]
-    assert cookie.rule == "borderline-passes" and cookie.high == ("deepeval.faithfulness", 1.0)
-    assert by_id["product-age"].rule == "inference-no-span"
-    assert by_id["abstain-answerable"].rule == "abstention-answerable"
-    assert by_id["citation-misattributed"].rule == "miscited-answer"
+    assert cookie.rule == "definition" and cookie.high == ("deepeval.faithfulness", 1.0)
+    assert "counting 'borderline'" in cookie.reason
+    from reports.reasons import FALLBACK, KINDS
+
+    for d in divs:   # every reason names its kind (or is the plain fallback)
+        assert d.reason == FALLBACK if d.rule == "unexplained" else (d.rule in KINDS and d.reason.startswith(d.rule))
+    assert by_id["product-age"].rule == "judgement" and "Human label: inference" in by_id["product-age"].reason
     # cases whose scored metrics agree are not divergent
     assert "leave-grounded" not in by_id and "release-date-contradicted" not in by_id
     # the alignment: the annotation's four cookie claims are the rows; the last is the unstated one

@@ -1,82 +1,107 @@
-"""The divergence reason rules (reports/reasons.py), one table row per situation the report must
-explain, plus the alignment they read."""
+"""Divergence reasons (reports/reasons.py) derived from the metrics' unit verdicts and scoring rules:
+one table row per situation, each with the kind it must name, plus the alignment they read."""
 from __future__ import annotations
 
 import pytest
 
-from harness.model import Annotation, Case, Claim, Context, Evidence
+from harness.model import Annotation, Case, Claim, Context
 from reports.alignment import Mark, Row, Unit, align
-from reports.reasons import RULES, explain_case, explain_row, row_disagrees
+from reports.reasons import KINDS, case_reason, credit, explain_case, explain_row, row_disagrees
 
 CTX = (Context("1", "Bake at 350 F."), Context("2", "Cool on a rack."))
 
 
-def row(label, kind="claim", claim=None, **verdicts):
+def row(label, kind="claim", shared=(), **verdicts):
     """A row whose metrics (keyword = metric with dots as __) gave (verdict, raw) pairs."""
-    r = Row(kind, "text", (0, 4), label, claim)
+    r = Row(kind, "text", (0, 4), label)
     for key, (verdict, raw) in verdicts.items():
         metric = key.replace("__", ".")
-        r.marks[metric] = [Mark(Unit(metric, 0, "text", verdict, raw))]
+        r.marks[metric] = [Mark(Unit(metric, 0, "text", verdict, raw), shared=metric in shared)]
     return r
 
 
-S, U, A = "supported", "unsupported", "ambiguous"
+S, U, A, X = "supported", "unsupported", "ambiguous", "excluded"
 CASES = [
-    # id, row, pair (low, high), expected rule
-    ("unstated-claim-deepeval-passes",
+    # id, row, pair (low, high), expected kind, words the reason must hold
+    ("borderline-passes-by-default",
      row("not_found", inhouse__span=(U, "not_found"), deepeval__faithfulness=(A, "borderline")),
-     ("inhouse.span", "deepeval.faithfulness"), "borderline-passes"),
-    ("penalized-variant-does-not-trigger-the-borderline-rule",
-     row("not_found", inhouse__span=(U, "not_found"), deepeval__faithfulness_penalized=(U, "borderline"),
+     ("inhouse.span", "deepeval.faithfulness"), "definition", ["'borderline'", "counts that as faithful",
+                                                                "Human label: not_found (inhouse.span agrees)"]),
+    ("penalized-variant-is-not-lenient",
+     row("not_found", deepeval__faithfulness_penalized=(U, "borderline"), ragas__faithfulness=(S, "1")),
+     ("deepeval.faithfulness_penalized", "ragas.faithfulness"), "judgement", ["'borderline'", "'1'"]),
+    ("span-check-on-a-supported-verdict",
+     row("inference", inhouse__span=(U, "supported (no span: the judge quoted no evidence)"),
          ragas__faithfulness=(S, "1")),
-     ("inhouse.span", "ragas.faithfulness"), "fallback"),
-    ("inference-without-span",
-     row("inference", inhouse__span=(U, "supported (no span)"), ragas__faithfulness=(S, "1")),
-     ("inhouse.span", "ragas.faithfulness"), "inference-no-span"),
-    ("trulens-two-of-three",
+     ("inhouse.span", "ragas.faithfulness"), "definition", ["judge also said supported", "Human label: inference"]),
+    ("judge-said-not-found-is-a-judgement-not-the-span-check",   # issue 11: never "the span check" here
+     row("inference", inhouse__span=(U, "not_found"), ragas__faithfulness=(S, "1")),
+     ("inhouse.span", "ragas.faithfulness"), "judgement", ["'not_found'", "judged differently"]),
+    ("trulens-graded-scale",
      row("inference", trulens__groundedness=(A, "2/3"), ragas__faithfulness=(S, "1")),
-     ("trulens.groundedness", "ragas.faithfulness"), "inference-two-of-three"),
-    ("abstention-grounded",
-     row("abstention", "abstention", trulens__groundedness=(S, "3/3"), trulens__groundedness_answerability=(U, "x")),
-     ("trulens.groundedness", "inhouse.span"), "abstention-grounded"),
-    ("abstention-answerable",
-     row("abstention", "abstention", trulens__groundedness=(S, "3/3"), trulens__groundedness_answerability=(U, "x")),
-     ("trulens.groundedness_answerability", "ragas.response_groundedness"), "abstention-answerable"),
+     ("trulens.groundedness", "ragas.faithfulness"), "definition", ["0-3 scale", "'2/3'"]),
+    ("abstention-rule",
+     row("abstention", "abstention", trulens__groundedness=(S, "3/3"),
+         trulens__groundedness_answerability=(U, "answerable_abstention")),
+     ("trulens.groundedness_answerability", "trulens.groundedness"), "definition", ["'answerable_abstention'"]),
+    ("merged-unit",
+     row("not_found", shared=("trulens.groundedness",), trulens__groundedness=(A, "2/3"),
+         inhouse__span=(U, "not_found")),
+     ("inhouse.span", "trulens.groundedness"), "decomposition", ["one larger unit", "'2/3'"]),
+    ("trivial-filter",
+     row("supported", ragas__faithfulness=(U, "0"), trulens__groundedness=(X, "trivial")),
+     ("ragas.faithfulness", "trulens.groundedness"), "coverage", ["did not judge it ('trivial'"]),
+    ("no-unit-on-the-claim",
+     row("not_found", inhouse__span=(U, "not_found")),
+     ("inhouse.span", "ragas.faithfulness"), "decomposition", ["leave this part of the answer out"]),
     ("contradiction-passed",
      row("contradicted", ragas__faithfulness=(S, "1"), inhouse__span=(U, "contradicted")),
-     ("inhouse.span", "ragas.faithfulness"), "contradiction-passed"),
-    ("stated-claim-failed",
-     row("supported", ragas__faithfulness=(U, "0"), inhouse__span=(S, "supported")),
-     ("ragas.faithfulness", "inhouse.span"), "stated-claim-failed"),
+     ("inhouse.span", "ragas.faithfulness"), "judgement", ["Human label: contradicted (inhouse.span agrees)"]),
 ]
 
 
-@pytest.mark.parametrize("r,pair,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_case_rule(r, pair, expected):
-    assert explain_case([r], pair)[0] == expected
+@pytest.mark.parametrize("r,pair,kind,words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_reason_kind_and_what_it_cites(r, pair, kind, words):
+    got = case_reason([r], pair)
+    assert got.kind == kind and got.text.startswith(f"{kind}: ")
+    for w in words:
+        assert w in got.text
+    for metric, raws in got.cited.items():   # every verdict quoted is one the metric gave on that row
+        assert set(raws) <= {str(mk.unit.raw_verdict) for mk in r.marks[metric]}
 
 
-def test_miscited_marker_explains_the_citation_metric():
-    claim = Claim("Bake at 350 F.", (0, 13), "supported", (Evidence("1", 0, 13),), cited_context_id="2")
-    case = Case("c", "q", CTX, "Bake at 350 F [2].", Annotation((claim,), True, False))
-    rule, text = explain_case([], ("trulens.citation", "inhouse.span"), case)
-    assert rule == "miscited-answer" and "[N] marker" in text
-    assert explain_row(row("supported", claim=claim, trulens__citation=(U, "0")), ["trulens.citation"], case)
+def test_no_reason_when_the_lower_metric_does_not_give_less_credit():
+    agree = row("supported", inhouse__span=(S, "supported"), ragas__faithfulness=(S, "1"))
+    assert case_reason([agree], ("inhouse.span", "ragas.faithfulness")).kind == "unexplained"
 
 
-def test_empty_answer_rule_and_names():
+def test_credit_follows_each_scoring_rule():
+    r = row("not_found", deepeval__faithfulness=(A, "borderline"), deepeval__faithfulness_penalized=(A, "borderline"),
+            trulens__groundedness=(A, "1/3"), ragas__faithfulness=(X, "x"))
+    assert [credit(r, m) for m in ("deepeval.faithfulness", "deepeval.faithfulness_penalized",
+                                   "trulens.groundedness", "ragas.faithfulness")] == [1.0, 0.0, 0.333, None]
+
+
+def test_no_claims_is_coverage_and_names_are_used():
     case = Case("e", "q", CTX, "", Annotation((), True, False))
-    rule, _ = explain_case([], ("trulens.groundedness", "deepeval.faithfulness"), case)
-    assert rule == "empty-answer"
-    _, text = explain_case([row("contradicted", ragas__faithfulness=(S, "1"))], ("ragas.faithfulness", "x"),
-                           names={"ragas.faithfulness": "Ragas Faithfulness"})
-    assert text.startswith("Ragas Faithfulness passes")
+    kind, text = explain_case([], ("trulens.groundedness", "deepeval.faithfulness"), case,
+                              flags={"deepeval.faithfulness": ("no_claims_scored_1",)},
+                              names={"deepeval.faithfulness": "DeepEval Faithfulness"})
+    assert kind == "coverage" and "DeepEval Faithfulness judged no unit" in text and "no_claims_scored_1" in text
 
 
-def test_rule_names_unique_and_subjects_valid():
-    names = [r.name for r in RULES]
-    assert len(names) == len(set(names))
-    assert all(r.scope in ("row", "case") for r in RULES)
+def test_whole_answer_rating_against_claim_scores():
+    r = row("not_found", deepeval__faithfulness=(A, "borderline"))
+    whole = Row("answer", "the whole answer", (0, 4))
+    whole.marks["ragas.response_groundedness"] = [Mark(Unit("ragas.response_groundedness", 0, "a", A, "1", "judge"))]
+    got = case_reason([r, whole], ("ragas.response_groundedness", "deepeval.faithfulness"),
+                      {"ragas.response_groundedness": 0.5})
+    assert got.kind == "definition" and "rates the whole answer" in got.text and "(score 0.50)" in got.text
+    assert "counting 'borderline'" in got.text
+
+
+def test_kinds_are_the_four():
+    assert KINDS == ("definition", "judgement", "decomposition", "coverage")
 
 
 def test_row_disagreement():
@@ -84,21 +109,36 @@ def test_row_disagreement():
     assert not row_disagrees(agree, ["inhouse.span", "ragas.faithfulness"])
     lenient = row("not_found", deepeval__faithfulness=(A, "borderline"), inhouse__span=(U, "not_found"))
     assert row_disagrees(lenient, ["deepeval.faithfulness", "inhouse.span"])
+    assert explain_row(lenient, ["inhouse.span", "deepeval.faithfulness"]).startswith("definition: ")
     partial = row("inference", trulens__groundedness=(A, "2/3"))
     assert row_disagrees(partial, ["trulens.groundedness"])
 
 
-def test_alignment_shared_sentence_and_whole_answer():
+def test_alignment_shared_sentence_whole_answer_and_not_located():
     answer = "Bake at 350 F for 8 minutes. Great question!"
     claims = (Claim("350 F", (0, 13), "supported"), Claim("8 minutes", (14, 27), "not_found"))
     case = Case("c", "q", CTX, answer, Annotation(claims, True, False))
     units = [Unit("trulens.groundedness", 0, answer[:28], A, "2/3", "sentence", (0, 28)),
              Unit("trulens.groundedness", 1, "Great question!", "excluded", "trivial", "sentence", (29, 44)),
              Unit("ragas.response_groundedness", 0, answer, A, "1", "judge", (0, 44)),
-             Unit("deepeval.faithfulness", 0, "It takes 8 minutes.", A, "borderline", "claim", None)]
+             Unit("deepeval.faithfulness", 0, "It takes 8 minutes.", A, "borderline", "claim", None),
+             Unit("inhouse.span", 0, "Bake at 350 F", S, "supported", "claim", (0, 13))]
     rows = align(case, units)
     assert [r.kind for r in rows] == ["claim", "claim", "other", "answer", "unaligned"]
     assert all(r.marks["trulens.groundedness"][0].shared for r in rows[:2])
+    assert "inhouse.span" in rows[0].marks and "inhouse.span" not in rows[1].marks   # only where it overlaps
     assert rows[2].text == "Great question!"
-    rule, text = explain_case(rows, ("trulens.groundedness", "ragas.response_groundedness"), case)
-    assert rule == "shared-sentence" and "whole sentences" in text
+    got = case_reason(rows, ("trulens.groundedness", "inhouse.span"))
+    assert got.kind == "decomposition" and "one larger unit" in got.text
+
+
+def test_unannotated_case_rows_are_the_answer_sentences():
+    answer = "Bake at 350 F. Cool it on a rack."
+    case = Case("c", "q", CTX, answer, None)
+    units = [Unit("ragas.faithfulness", 0, "Cool it on a rack.", U, "0", "statement", (15, 33))]
+    rows = align(case, units)
+    assert [(r.kind, r.text, r.label) for r in rows] == [("sentence", "Bake at 350 F.", None),
+                                                         ("sentence", "Cool it on a rack.", None)]
+    assert "ragas.faithfulness" in rows[1].marks
+    r = case_reason(rows, ("ragas.faithfulness", "x"))
+    assert "Human label" not in r.text

@@ -1,9 +1,11 @@
 """``inhouse.span``: span-attributed groundedness, three-way verdicts, checked locally.
 
 Definition: a claim counts as grounded only when the judge says ``supported`` AND returns at least one
-evidence quote AND every quote occurs verbatim (whitespace and quote marks normalised) in the
-context it names. Score = grounded claims / claims. An answer with no claims is unscored with a
-reason, never 1.0.
+evidence quote AND every quote is located in the context it names: verbatim (whitespace and quote
+marks normalised), or, by default, near-verbatim (case, punctuation, whitespace and ellipses folded
+away, the pieces in order; :mod:`adapters.inhouse.quotes`). Score = grounded claims / claims. An
+answer with no claims is unscored with a reason, never 1.0. Strict mode (``strict = True``, e.g.
+:class:`InhouseSpanStrict`) accepts verbatim quotes only, as version 1 did.
 
 At most two judge calls per answer: (1) decompose the answer into atomic claims; (2) verify every
 claim in one batched call, each with a verdict (supported / contradicted / not_found), the context
@@ -21,7 +23,6 @@ from importlib import resources
 
 from harness.metric import Endpoint, LabelReading, UnrecognisedRequest, register
 from harness.model import Case, CellResult, Quote, UnitVerdict
-from harness.spans import find_verbatim
 
 PROMPT_VERSION = "v1"
 VERDICTS = ("supported", "contradicted", "not_found")
@@ -115,8 +116,15 @@ def _json(content: str):
         raise ReplyError(f"reply is not JSON ({e})") from None
 
 
-def check_evidence(case: Case, verdict: dict) -> tuple[bool, tuple[Quote, ...], str]:
-    """The local span check: (grounded?, quotes with their verbatim status, check result)."""
+def check_evidence(case: Case, verdict: dict, strict: bool = False) -> tuple[bool, tuple[Quote, ...], str]:
+    """The local span check: (grounded?, quotes with where they were found, check result).
+
+    Each quote is located in the context it names (:func:`adapters.inhouse.quotes.locate_quote`;
+    ``strict``: verbatim only). A quote that cannot be located fails the claim, and the check result
+    quotes the nearest passage text.
+    """
+    from adapters.inhouse.quotes import locate_quote, nearest_passage
+
     quotes = []
     problem = None
     for e in verdict.get("evidence") or []:
@@ -125,10 +133,15 @@ def check_evidence(case: Case, verdict: dict) -> tuple[bool, tuple[Quote, ...], 
         if not text.strip():
             quotes.append(Quote(text, cid or None, verbatim=None))
             continue
-        hit = find_verbatim(text, ctx.text) if ctx is not None else None
-        quotes.append(Quote(text, cid, hit[0] if hit else None, hit[1] if hit else None, hit is not None))
+        hit = locate_quote(text, ctx.text, strict=strict) if ctx is not None else None
+        quotes.append(Quote(text, cid, hit.start if hit else None, hit.end if hit else None,
+                            hit is not None and hit.match == "exact", hit.match if hit else None))
         if hit is None and problem is None:
-            problem = "span not found" if ctx is not None else f"span not found (no context {cid!r})"
+            if ctx is None:
+                problem = f"span not found (no context {cid!r})"
+            else:
+                near = nearest_passage(text, ctx.text)
+                problem = f"span not found; nearest passage [{cid}]: {near!r}" if near else "span not found"
     real = [q for q in quotes if q.verbatim is not None]
     if verdict["verdict"] != "supported":
         return False, tuple(quotes), verdict["verdict"]
@@ -136,6 +149,8 @@ def check_evidence(case: Case, verdict: dict) -> tuple[bool, tuple[Quote, ...], 
         return False, tuple(quotes), "no span: the judge quoted no evidence"
     if problem:
         return False, tuple(quotes), problem
+    if any(q.match == "near" for q in real):
+        return True, tuple(quotes), "near-verbatim span found (case, punctuation, whitespace or ellipses differ)"
     return True, tuple(quotes), "verbatim span found"
 
 
@@ -144,7 +159,7 @@ class InhouseSpan:
     """Span-attributed groundedness with a local verbatim check (see the module docstring)."""
 
     name = "inhouse.span"
-    version = "1"
+    version = "2"
     display_name = "In-house span groundedness"
     short_name = "inhouse.span"
     order = 10
@@ -152,13 +167,17 @@ class InhouseSpan:
     vendor = "inhouse"
     unit = "claim"
     definition = ("The harness's own scorer: a claim is grounded only if the judge says supported and returns "
-                  "a quote that occurs verbatim in the context it names; verdicts supported / contradicted / "
-                  "not_found; the score is grounded claims / claims, and an answer with no claims is unscored, "
-                  "never 1.0.")
+                  "a quote that the harness locates in the context it names (verbatim, or near-verbatim: case, "
+                  "punctuation, whitespace and ellipses aside, every word in order); verdicts supported / "
+                  "contradicted / not_found; the score is grounded claims / claims, and an answer with no claims "
+                  "is unscored, never 1.0.")
     label_reading = LabelReading({"supported": "supported", "inference": "supported", "not_found": "not_found",
                                   "contradicted": "contradicted"},
-                                 "judge verdict (grounded only with a verbatim span)")
+                                 "judge verdict (grounded only with a located span)")
     judge = "adapters.inhouse.judge:reply"
+    strict: bool = False
+    """True: a quote must occur verbatim (whitespace and quote marks normalised); False (default): a
+    near-verbatim quote (case, punctuation, whitespace, ellipses) also locates its span."""
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         if not case.answer.strip():
@@ -174,12 +193,13 @@ class InhouseSpan:
             return CellResult.unscored(f"judge reply unreadable: {e}")
         units = [self._unit(case, i, text, v) for i, (text, v) in enumerate(zip(claims, verdicts))]
         grounded = sum(u.detail["grounded"] for u in units)
+        near = sum(u.detail["grounded"] and any(q.match == "near" for q in u.quotes) for u in units)
         return CellResult.scored(grounded / len(units), units,
-                                 detail={"claims": len(units), "grounded": grounded, "prompt_version": PROMPT_VERSION})
+                                 detail={"claims": len(units), "grounded": grounded, "grounded_near": near,
+                                         "strict": self.strict, "prompt_version": PROMPT_VERSION})
 
-    @staticmethod
-    def _unit(case: Case, i: int, text: str, v: dict) -> UnitVerdict:
-        grounded, quotes, check = check_evidence(case, v)
+    def _unit(self, case: Case, i: int, text: str, v: dict) -> UnitVerdict:
+        grounded, quotes, check = check_evidence(case, v, strict=self.strict)
         reason = str(v.get("reason") or "").strip()
         raw = v["verdict"]
         if raw == "supported" and not grounded:
@@ -187,7 +207,19 @@ class InhouseSpan:
         return UnitVerdict(
             index=i, text=text, kind="claim", verdict="supported" if grounded else "unsupported",
             raw_verdict=raw, reason=f"{reason} [{check}]" if reason else check,
-            span=case.unit_span(text), quotes=quotes, detail={"grounded": grounded, "check": check})
+            span=case.unit_span(text), quotes=quotes,
+            detail={"grounded": grounded, "check": check, "strict": self.strict})
+
+
+class InhouseSpanStrict(InhouseSpan):
+    """``inhouse.span`` in strict mode: verbatim quotes only (version 1's check). Not registered by
+    default; a package that wants it declares it in the ``groundedness_harness.metrics`` entry-point
+    group (``"inhouse.span_strict" = "adapters.inhouse.span:InhouseSpanStrict"``)."""
+
+    name = "inhouse.span_strict"
+    display_name = "In-house span groundedness (strict quotes)"
+    short_name = "inhouse.strict"
+    strict = True
 
 
 async def _ask(client, model: str, messages: list[dict], schema: dict) -> str:
@@ -205,4 +237,4 @@ async def _ask(client, model: str, messages: list[dict], schema: dict) -> str:
         raise ReplyError(f"not a chat completion: {type(e).__name__}") from None
 
 
-__all__ = ["InhouseSpan", "check_evidence", "parse_claims", "parse_verdicts", "UnrecognisedRequest"]
+__all__ = ["InhouseSpan", "InhouseSpanStrict", "check_evidence", "parse_claims", "parse_verdicts", "UnrecognisedRequest"]

@@ -97,6 +97,17 @@ def sequential_spans(answer: str, parts: list[str]) -> list[tuple[int, int] | No
     return out
 
 
+def _same_text(a, b) -> bool:
+    """Equal once case, punctuation and whitespace are folded away (a filter echo without its stop).
+
+    >>> _same_text("Bake at 350 F.", "bake at 350 F"), _same_text("Bake at 350 F.", "Bake at 400 F.")
+    (True, False)
+    """
+    from harness.aligner import fold
+
+    return bool(fold(str(a))[0]) and fold(str(a))[0] == fold(str(b))[0]
+
+
 def judged_unit(index: int, text: str, entry: dict, span, case: Case) -> UnitVerdict:
     """One sentence the judge saw, from its TruLens reasons entry."""
     if "criteria" not in entry:  # answerability variant: an abstaining sentence
@@ -125,8 +136,10 @@ def sentence_units(case: Case, sentences: list[str], kept: list, reasons: list[d
     """Every sentence of the answer as a unit: judged (aligned with ``reasons``) or excluded.
 
     ``sentences``: TruLens's split of the answer; ``kept``: what the trivial filter returned
-    (``reasons[k]`` belongs to ``kept[k]``). A kept item that is not one of the sentences (a judge
-    that rewrote a sentence in the filter) becomes an extra unit, located in the answer if it can be.
+    (``reasons[k]`` belongs to ``kept[k]``). A kept item is matched to its sentence exactly, else once
+    case, punctuation and whitespace are folded away (an echo without its final stop is the same
+    sentence, not a trivial one plus an extra). A kept item that is still not one of the sentences (a
+    judge that rewrote a sentence in the filter) becomes an extra unit, located in the answer if it can be.
     """
     spans = sequential_spans(case.answer, sentences)
     candidates = [i for i, s in enumerate(sentences) if not LIST_MARKER.match(s)]
@@ -135,6 +148,8 @@ def sentence_units(case: Case, sentences: list[str], kept: list, reasons: list[d
     pos = 0
     for k, item in enumerate(kept[:len(reasons)]):
         hit = next((j for j in range(pos, len(candidates)) if sentences[candidates[j]] == item), None)
+        if hit is None:   # a judge that echoed the sentence with its case, punctuation or spacing changed
+            hit = next((j for j in range(pos, len(candidates)) if _same_text(sentences[candidates[j]], item)), None)
         if hit is None:
             extras.append(k)
             continue
