@@ -7,8 +7,8 @@ A unit is located by the first of these steps that succeeds, and the step is kep
 3. ``normalised``: it occurs once case, punctuation and whitespace are folded away (score 1);
 4. ``fuzzy``: the best-matching stretch of the answer, if it scores at least :data:`FUZZY_MIN`.
    Two candidates compete and the higher score wins: the contiguous run of answer words whose
-   content words best match the unit's (F1 over content words, so a reordered paraphrase that keeps
-   its terms still lands on them), and rapidfuzz's ``partial_ratio_alignment`` over the folded texts
+   content words best match the unit's (precision-weighted F over content words, so a reordered
+   paraphrase that keeps its terms still lands on them, and not on its neighbours), and rapidfuzz's ``partial_ratio_alignment`` over the folded texts
    (for near-verbatim units with small edits);
 5. otherwise ``not_located`` (no span), with the best score seen.
 
@@ -22,6 +22,8 @@ from dataclasses import dataclass, replace
 
 FUZZY_MIN = 0.5
 """Lowest fuzzy score that still counts as located (0..1)."""
+BETA = 0.5
+"""The word window's F-beta: precision counts four times as much as recall."""
 METHODS = ("claim", "exact", "normalised", "fuzzy", "not_located")
 WHOLE_KINDS = ("answer", "judge")
 """Unit kinds that stand for the whole answer: not located word by word."""
@@ -29,7 +31,7 @@ WHOLE_KINDS = ("answer", "judge")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 STOPWORDS = frozenset("""a an the of to in on at for by with from and or but is are was were be been being it its
 this that these those as into than then so such there their they them he she his her you your we our i
-do does did has have had will would can could should may might must not no also which who whom what""".split())
+do does did has have had will would can could should may might must also which who whom what""".split())
 
 
 @dataclass(frozen=True)
@@ -122,21 +124,31 @@ def same_word(a: str, b: str) -> bool:
     return k >= 4 and k >= 0.75 * min(len(a), len(b))
 
 
+_CLITICS = frozenset("s t d ll re ve m".split())
+"""What an apostrophe splits off (X2's, don't): never content."""
+
+
+def _stop(w: str) -> bool:
+    return w in STOPWORDS or w in _CLITICS
+
+
 def _content(ws: list[str]) -> list[int]:
-    return [i for i, w in enumerate(ws) if w not in STOPWORDS] or list(range(len(ws)))
+    return [i for i, w in enumerate(ws) if not _stop(w)] or list(range(len(ws)))
 
 
 def _word_window(uw: list[str], aw: list[str]) -> tuple[float, int | None, int | None]:
-    """(F1, first word, last word) of the run of answer words best matching the unit's content words."""
+    """(F-score, first word, last word) of the run of answer words best matching the unit's content
+    words (precision weighted, :data:`BETA`: a window that adds words the unit does not state, such
+    as a neighbouring claim, loses more than one that leaves a unit word out)."""
     ucontent = [uw[i] for i in _content(uw)]
-    hits = [k for k, w in enumerate(aw) if w not in STOPWORDS and any(same_word(w, x) for x in ucontent)]
+    hits = [k for k, w in enumerate(aw) if not _stop(w) and any(same_word(w, x) for x in ucontent)]
     best: tuple[float, int | None, int | None] = (0.0, None, None)
     limit = 3 * len(uw) + 6
     for a_i, i in enumerate(hits):
         for j in hits[a_i:]:
             if j - i + 1 > limit:
                 break
-            window = [w for w in aw[i:j + 1] if w not in STOPWORDS]
+            window = [w for w in aw[i:j + 1] if not _stop(w)]
             used: set[int] = set()
             matched = 0
             for w in window:
@@ -148,9 +160,9 @@ def _word_window(uw: list[str], aw: list[str]) -> tuple[float, int | None, int |
             if not matched:
                 continue
             precision, recall = matched / len(window), matched / len(ucontent)
-            f1 = 2 * precision * recall / (precision + recall)
-            if f1 > best[0] + 1e-9:
-                best = (f1, i, j)
+            f = (1 + BETA ** 2) * precision * recall / (BETA ** 2 * precision + recall)
+            if f > best[0] + 1e-9:
+                best = (f, i, j)
     return best
 
 
