@@ -170,7 +170,8 @@ def groups(divergences) -> list[Group]:
     [('a', 2), ('b', 1)]
     """
     by: dict[str, Group] = {}
-    for dv in divergences:
-        by.setdefault(dv.reason, Group(dv.reason)).divergences.append(dv)
+    for dv in divergences:   # the reason's mechanism, without the case's own text, when it has one
+        key = getattr(dv, "summary", "") or dv.reason
+        by.setdefault(key, Group(key)).divergences.append(dv)
     order = list(by)
     return sorted(by.values(), key=lambda g: (-g.count, order.index(g.reason)))

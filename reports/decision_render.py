@@ -6,7 +6,8 @@ TITLE = "Which metric for which need"
 INTRO = ("Each need is a set of requirements over the metric cards' behaviour facts (one canonical case "
          "per fact, see reports/behaviours.py and reports/decision.py), so the table changes when a "
          "metric's behaviour or cost does.")
-GLANCE_INTRO = "Divergent cases grouped by the reason the rules give (reports/reasons.py), largest group first."
+GLANCE_INTRO = ("Divergent cases grouped by the kind and mechanism of their reason, derived from the metrics' unit "
+                "verdicts (reports/reasons.py), largest group first.")
 
 
 def html(rep) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reports.alignment import Row, align, units_from_frame
-from reports.reasons import explain_case, explain_row, row_disagrees
+from reports.reasons import case_reason, explain_row, row_disagrees
 
 DEFAULT_THRESHOLD = 0.2
 
@@ -35,6 +35,8 @@ class Divergence:
     """The per-claim alignment."""
     row_reasons: dict[int, str] = field(default_factory=dict)
     """Row index -> reason, for the rows on which metrics disagree."""
+    summary: str = ""
+    """The reason's mechanism without this case's text (divergences are grouped by it)."""
 
     def line(self, names: dict | None = None) -> str:
         """A one-line summary for the terminal.
@@ -94,10 +96,11 @@ def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
         case = data.cases.get(cid)
         rows = align(case, by_case.get(cid, []))
         flags = {m: cells[(cid, m)].flags for m in data.metrics}
-        rule, reason = explain_case(rows, (s[1][0], s[2][0]), case, scores, names, flags)
+        why = case_reason(rows, (s[1][0], s[2][0]), scores, names, flags)
         row_reasons = {}
         for i, r in enumerate(rows):
             if row_disagrees(r, data.metrics):
                 row_reasons[i] = explain_row(r, data.metrics, case, names) or ""
-        out.append((-(s[0]), pos, Divergence(cid, s[0], s[1], s[2], scores, reason, rule, rows, row_reasons)))
+        out.append((-(s[0]), pos, Divergence(cid, s[0], s[1], s[2], scores, why.text, why.kind, rows, row_reasons,
+                                             why.summary)))
     return [d for _, _, d in sorted(out, key=lambda t: (t[0], t[1]))]

@@ -44,6 +44,8 @@ class Reason:
     """Index of the alignment row it is read from (None: the whole case)."""
     cited: dict = field(default_factory=dict)
     """metric -> the raw verdicts the text quotes for it (each is one of its units' on that row)."""
+    summary: str = ""
+    """The mechanism without the case's text (the report groups divergences by it)."""
 
 
 def weight(metric: str, verdict: str, raw: str) -> float | None:
@@ -126,17 +128,17 @@ def explain_pair(row, lo: str, hi: str, names: dict | None = None, index: int | 
     where = f"on '{_short(row.text)}': "
     human = _human(row, lo, hi, cl, ch, nm)
 
-    def out(kind: str, text: str, cited: dict) -> Reason:
-        return Reason(kind, f"{kind}: {where}{text}.{human}", index, cited)
+    def out(kind: str, text: str, cited: dict, summary: str) -> Reason:
+        return Reason(kind, f"{kind}: {where}{text}.{human}", index, cited, f"{kind}: {summary}")
 
     if ch is None:
         if rh:   # units there, none counted
             why = next((mk.unit.reason for mk in row.marks[hi] if mk.unit.reason), None)
             why = f" ({_short(why, 90)})" if why else ""
             return out("coverage", f"{nm(hi)} did not judge it ({_q(rh)}{why}); {nm(lo)} rated it {_q(rl)}",
-                       {hi: rh, lo: rl})
+                       {hi: rh, lo: rl}, f"{nm(hi)} leaves a unit unjudged ({_q(rh)})")
         return out("decomposition", f"{nm(hi)}'s own units leave this part of the answer out; {nm(lo)} rated it "
-                                    f"{_q(rl)}", {lo: rl})
+                                    f"{_q(rl)}", {lo: rl}, f"{nm(hi)}'s units leave out a part {nm(lo)} judges")
     if cl >= ch - 1e-9:
         return None
     for m, other, oraws in ((lo, hi, rh), (hi, lo, rl))[: 1 if whole else 2]:
@@ -145,26 +147,30 @@ def explain_pair(row, lo: str, hi: str, names: dict | None = None, index: int | 
             u = shared[0].unit
             return out("decomposition", f"{nm(m)} judged it inside one larger unit, '{_short(u.text)}', rated "
                                         f"'{u.raw_verdict}'; {nm(other)} judged it on its own, {_q(oraws)}",
-                       {m: (str(u.raw_verdict),), other: oraws})
+                       {m: (str(u.raw_verdict),), other: oraws},
+                       f"{nm(m)} judges one unit spanning several claims that {nm(other)} judges apart")
     lenient = tuple(dict.fromkeys(str(mk.unit.raw_verdict) for mk in row.marks.get(hi, [])
                                   if mk.unit.verdict == "ambiguous" and hi in LENIENT_AMBIGUOUS))
     if lenient and not whole:
         return out("definition", f"{nm(hi)} rated it {_q(lenient)} and its score counts that as faithful; "
-                                 f"{nm(lo)} rated it {_q(rl)} and counts it against", {hi: lenient, lo: rl})
+                                 f"{nm(lo)} rated it {_q(rl)} and counts it against", {hi: lenient, lo: rl},
+                       f"{nm(hi)} counts {_q(lenient)} as faithful; {nm(lo)} does not")
     said = tuple(r for r in rl if r.startswith("supported ("))
     if said and ch >= 1.0:
         return out("definition", f"{nm(lo)}'s judge also said supported, but the metric counts a claim only with "
-                                 f"a quote located in the passage: {_q(said)}; {hs}", {lo: said, hi: rh})
+                                 f"a quote located in the passage: {_q(said)}; {hs}", {lo: said, hi: rh},
+                       f"{nm(lo)} needs a located quote for a claim its judge called supported")
     rule = tuple(r for r in rl if r in _ABSTENTION_RULES)
     if rule:
         return out("definition", f"{nm(lo)} scores an abstention by whether the passages could answer "
-                                 f"({_q(rule)}); {hs}", {lo: rule, hi: rh})
+                                 f"({_q(rule)}); {hs}", {lo: rule, hi: rh},
+                       f"{nm(lo)} scores an abstention by whether the passages could answer")
     graded = tuple(r for r in rl if lo.startswith("trulens.") and _GRADED.match(r) and r.strip()[0] in "12")
     if graded and ch >= 1.0:
         return out("definition", f"{nm(lo)} grades on a 0-3 scale and rated it {_q(graded)} (partial credit); "
-                                 f"{hs}", {lo: graded, hi: rh})
+                                 f"{hs}", {lo: graded, hi: rh}, f"{nm(lo)} gives partial credit on its 0-3 scale")
     return out("judgement", f"{nm(lo)} rated it {_q(rl)}, {hs}: the same claim judged differently under their "
-                            f"prompts", {lo: rl, hi: rh})
+                            f"prompts", {lo: rl, hi: rh}, f"{nm(lo)} and {nm(hi)} judge the same claim differently")
 
 
 def _whole(rows, metric: str) -> list:
@@ -192,7 +198,8 @@ def _whole_reason(rows, w: str, other: str, scores, nm) -> Reason:
         if lenient:
             text += f", counting {_q(dict.fromkeys(x for _, x in lenient))} on '{_short(lenient[0][0].text)}' as faithful"
             cited[other] = tuple(dict.fromkeys(x for _, x in lenient))
-    return Reason("definition", text + ".", None, cited)
+    return Reason("definition", text + ".", None, cited,
+                  f"definition: {nm(w)} rates the whole answer, not its claims")
 
 
 def explain_case(rows, pair: tuple[str, str], case=None, scores: dict | None = None,
@@ -213,7 +220,8 @@ def case_reason(rows, pair: tuple[str, str], scores: dict | None = None, names: 
         fl = [f for f in (flags or {}).get(m, ()) if f.startswith(("no_claims", "no_verdicts", "all_trivial"))]
         if fl and not any(mk.unit.verdict != "excluded" for row in rows for mk in row.marks.get(m, [])):
             return Reason("coverage", f"coverage: {nm(m)} judged no unit of this answer and returns its own value "
-                                      f"for that ({', '.join(fl)}).", None, {})
+                                      f"for that ({', '.join(fl)}).", None, {},
+                          f"coverage: {nm(m)} judges no unit and returns its own value ({', '.join(fl)})")
     best, gap = None, 0.0
     lo_whole, hi_whole = _only_whole(rows, lo), _only_whole(rows, hi)
     if not lo_whole:
@@ -236,7 +244,7 @@ def case_reason(rows, pair: tuple[str, str], scores: dict | None = None, names: 
         return best
     if lo_whole or hi_whole:
         return _whole_reason(rows, lo if lo_whole else hi, hi if lo_whole else lo, scores, nm)
-    return Reason("unexplained", FALLBACK, None, {})
+    return Reason("unexplained", FALLBACK, None, {}, FALLBACK)
 
 
 def row_disagrees(row, metrics: list[str]) -> bool:
