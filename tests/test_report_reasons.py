@@ -142,3 +142,18 @@ def test_unannotated_case_rows_are_the_answer_sentences():
     assert "ragas.faithfulness" in rows[1].marks
     r = case_reason(rows, ("ragas.faithfulness", "x"))
     assert "Human label" not in r.text
+
+
+def test_a_split_statement_is_shown_only_on_the_claim_it_states():
+    """A statement that restates one claim of a two-claim sentence lands on that claim alone (the old
+    sentence fallback showed it on the neighbouring claim too)."""
+    from harness.aligner import locate
+
+    answer = "Bake the cookies at 350 F for 8 to 10 minutes. The recipe makes two dozen cookies."
+    claims = (Claim("350 F", (0, 25), "supported"), Claim("8-10 min", (26, 45), "supported"),
+              Claim("yield", (47, 81), "not_found"))
+    case = Case("c", "q", CTX, answer, Annotation(claims, True, False))
+    text = "The cookies are baked for 8 to 10 minutes."
+    span = locate(text, answer).span
+    rows = align(case, [Unit("ragas.faithfulness", 0, text, S, "1", "statement", span)])
+    assert [bool(r.marks) for r in rows] == [False, True, False]
