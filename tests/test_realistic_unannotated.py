@@ -30,7 +30,7 @@ LOCATED_ON_STATED_MIN = 0.90
 def bare_run(tmp_path_factory, realistic_judge):  # noqa: F811 - the fixture
     """``harness run`` on the canonical cases with their annotations removed, every metric, the
     realistic judge at a URL; (run dir, exit code, stdout)."""
-    from harness.cli import main
+    from harness_cli import main
 
     d = tmp_path_factory.mktemp("bare")
     cases = str(d / "bare.jsonl")
