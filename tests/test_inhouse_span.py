@@ -170,3 +170,12 @@ def test_strict_variant_is_the_same_metric_with_verbatim_only():
 
     assert (InhouseSpan.strict, InhouseSpanStrict.strict) == (False, True)
     assert InhouseSpan.version == InhouseSpanStrict.version == "2"
+
+
+@pytest.mark.parametrize("reply", ['```json\n{"claims": ["Bake at 350 F."]}\n```',
+                                   'Here is the JSON you asked for:\n\n{"claims": ["Bake at 350 F."]}',
+                                   '{"claims": ["Bake at 350 F."]}'], ids=["fence", "prose", "plain"])
+def test_replies_in_a_fence_or_after_prose_are_read(reply):
+    from adapters.inhouse.span import parse_claims
+
+    assert parse_claims(reply) == ["Bake at 350 F."]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from importlib import resources
 
 from harness.metric import Endpoint, LabelReading, UnrecognisedRequest, register
@@ -54,6 +55,7 @@ VERDICTS_SCHEMA = {
     },
 }
 CLAIMS_MARKER = "CLAIMS (JSON list, numbered from 1):"
+_FENCE = re.compile(r"```(?:json)?\s*\n(.*?)\n?```", re.S)
 
 
 @functools.lru_cache(maxsize=None)
@@ -110,10 +112,25 @@ def parse_verdicts(content: str, n: int) -> list[dict]:
 
 
 def _json(content: str):
+    r"""The JSON object of a reply, read as a careful client reads a real model's reply: as is, else
+    inside a Markdown code fence, else from the first ``{`` to the last ``}`` (prose around it).
+
+    >>> _json('```json\n{"claims": []}\n```'), _json('Here it is:\n{"claims": ["a"]}')
+    ({'claims': []}, {'claims': ['a']})
+    """
     try:
         return json.loads(content)
     except (TypeError, ValueError) as e:
-        raise ReplyError(f"reply is not JSON ({e})") from None
+        first = e
+    text = content if isinstance(content, str) else ""
+    fence = _FENCE.search(text)
+    for cand in ([fence.group(1)] if fence else []) + [text[text.find("{"):text.rfind("}") + 1]]:
+        try:
+            if cand.strip():
+                return json.loads(cand)
+        except ValueError:
+            continue
+    raise ReplyError(f"reply is not JSON ({first})") from None
 
 
 def check_evidence(case: Case, verdict: dict, strict: bool = False) -> tuple[bool, tuple[Quote, ...], str]:
