@@ -37,16 +37,22 @@ def usage_of(resp) -> tuple[int, int, bool]:
     return out[0], out[1], True
 
 
+EMBEDDINGS_STEP = "embeddings"
+"""The step of a ``/v1/embeddings`` call: not the judge's traffic (the embedded model serves it by
+default, at no cost), so it counts in the totals but not in the judge's billed or cached tokens."""
+
+
 def add_call(ledger, rec):
     """The ledger with one call record added (see :class:`harness.model.Ledger` for the fields)."""
-    billed = rec.ok and not rec.cached
+    judge = getattr(rec, "step", "") != EMBEDDINGS_STEP
+    billed = rec.ok and not rec.cached and judge
     return replace(
         ledger, calls=ledger.calls + 1, prompt_tokens=ledger.prompt_tokens + rec.prompt_tokens,
         completion_tokens=ledger.completion_tokens + rec.completion_tokens,
         billed_prompt_tokens=ledger.billed_prompt_tokens + (rec.prompt_tokens if billed else 0),
         billed_completion_tokens=ledger.billed_completion_tokens + (rec.completion_tokens if billed else 0),
-        cached_prompt_tokens=ledger.cached_prompt_tokens + (rec.prompt_tokens if rec.cached else 0),
-        cached_completion_tokens=ledger.cached_completion_tokens + (rec.completion_tokens if rec.cached else 0),
+        cached_prompt_tokens=ledger.cached_prompt_tokens + (rec.prompt_tokens if rec.cached and judge else 0),
+        cached_completion_tokens=ledger.cached_completion_tokens + (rec.completion_tokens if rec.cached and judge else 0),
         usage_missing=ledger.usage_missing + int(billed and not rec.usage),
         format_misfits=ledger.format_misfits + int(rec.reply_fit not in (None, "fits", "not asked")),
         latency_ms=ledger.latency_ms + rec.latency_ms, cache_hits=ledger.cache_hits + int(rec.cached),

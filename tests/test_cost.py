@@ -123,3 +123,19 @@ def test_without_prices_the_report_says_how_to_give_them(tmp_path):
     assert "money: n/a (no price table given (pass --prices FILE" in md
     with open(os.path.join(ROOT, "reports", "cards", "inhouse.span.md"), encoding="utf-8") as fh:
         assert "the harness ships no prices" in fh.read()
+
+
+def test_embedding_calls_are_not_the_judges_billed_tokens():
+    """The similarity metrics' /v1/embeddings calls (served by the embedded model unless --embed-url)
+    count in the cell's totals, not in the judge's billed tokens."""
+    from harness.accounting import add_call
+    from harness.gateway import CallRecord
+    from harness.model import Ledger
+    from harness.upstream import Cell
+
+    def rec(step):
+        return CallRecord(cell=Cell("r", "c", "m"), seq=0, started=0.0, latency_ms=1.0, ok=True, cached=False,
+                          attempts=1, prompt_tokens=40, completion_tokens=0, key="k", step=step)
+
+    led = add_call(add_call(Ledger(), rec("embeddings")), rec("InhouseClaims"))
+    assert (led.prompt_tokens, led.billed_prompt_tokens, led.calls) == (80, 40, 2)
