@@ -84,7 +84,7 @@ def test_markup_in_a_case_stays_inert(chromium, tmp_path):
     assert '<div id="pwned-a">' not in dom  # the element the answer's script would insert
     assert '&lt;div id="pwned-a"&gt;' in dom  # ... shown as text instead
     assert "&lt;script&gt;document.title='PWNED-Q'&lt;/script&gt;" in dom  # shown as text
-    assert "script-injection" in dom and "DeepEval counts 'borderline' as faithful" in dom
+    assert "script-injection" in dom and "DeepEval Faithfulness counts 'borderline' as faithful" in dom
 
 
 def test_the_inertness_check_detects_live_markup(chromium, tmp_path):

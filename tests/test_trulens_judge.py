@@ -191,7 +191,7 @@ def test_variant_reason_entries_and_filter_rewrites():
     assert got == [(SENTS[0], "excluded", "trivial"), (SENTS[1], "excluded", "trivial"),
                    (SENTS[2], "unsupported", "0/3"), (SENTS[3], "unsupported", "answerable_abstention"),
                    (kept[0], "supported", "3/3")]
-    assert res.units[4].span == (16, 44)  # located in the answer by words
+    assert res.units[4].span == (16, 39)  # located in the answer by the aligner: the words it states, without the marker
     assert "answerable_abstention_scored_0" in res.flags
 
 
