@@ -300,16 +300,35 @@ class FaultInjector:
     seed: int = 0
     hang_s: float = 3600.0
     upstreams: list = field(default_factory=list)
+    absorbed: list = field(default_factory=list)
+    """Events seen by this injector's copies in worker processes (:meth:`absorb`)."""
 
     def __call__(self, upstream) -> FaultyUpstream:
         up = FaultyUpstream(upstream, self.spec, self.seed, hang_s=self.hang_s)
         self.upstreams.append(up)
         return up
 
+    def for_worker(self) -> "FaultInjector":
+        """A fresh copy to send to a worker process (the decisions are pure, so every copy faults the
+        same attempts this one would)."""
+        return FaultInjector(self.spec, self.seed, self.hang_s)
+
+    def take_report(self) -> list[FaultEvent]:
+        """(In a worker) the events seen since the last call, handed back with a finished cell."""
+        out = []
+        for up in self.upstreams:
+            out.extend(up.events)
+            up.events = []
+        return out
+
+    def absorb(self, events: list[FaultEvent]) -> None:
+        """(In the runner) add what a worker's copy saw, so :attr:`events` covers the whole run."""
+        self.absorbed.extend(events)
+
     @property
     def events(self) -> list[FaultEvent]:
-        """Every upstream attempt seen, faulted or not."""
-        return [e for up in self.upstreams for e in up.events]
+        """Every upstream attempt seen, faulted or not (in this process or reported by workers)."""
+        return [e for up in self.upstreams for e in up.events] + list(self.absorbed)
 
     def faulted(self) -> list[FaultEvent]:
         """The attempts that were faulted."""

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import sys
 import time
@@ -10,16 +9,12 @@ from dataclasses import dataclass, field, replace
 
 from harness.budget import DEFAULT_CELL_TIMEOUT_S
 from harness.cases import CaseSet, case_digest
-from harness.gateway import Gateway
+from harness.cellwork import (  # noqa: F401 - callers import them from here
+    CELL_GRACE_S, error_reason, judge_failures_are_errors, run_cell, score_cell)
 from harness.metric import Endpoint
 from harness.model import Case, CellResult
 from harness.store import RunStore, StoreWriteError
 from harness.upstream import Cell
-
-
-CELL_GRACE_S = 10.0
-"""After its judge calls' budget, a cell's vendor code gets this long to report the failure before the
-runner ends the cell itself."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +69,13 @@ class RunOptions:
     """metric name -> keyword arguments of its adapter class (e.g. a similarity threshold); in the spec."""
     prices: dict | None = None
     """The user's price table, as ``harness.accounting.prices_from_args`` gives it (kept in the run spec)."""
+    workers: int = 1
+    """Worker processes (``harness run --workers``, default there: the machine's cores); 1 scores in
+    this process."""
+    ray: str | None = None
+    """``auto`` or a Ray cluster address: the workers are Ray actors there (``--ray``)."""
+    reuse_cells: bool = True
+    """Record / replay: reuse a cell from the cell cache (:mod:`harness.cellmemo`); False: ``--recompute``."""
 
 
 @dataclass
@@ -149,157 +151,113 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
         store.close()
         raise StoreWriteError(os.path.join(run_dir, "spec.json"), e) from None
     try:
-        computed, reused = asyncio.run(_run_cells(opts, run_id, store, classes, mode))
+        computed, reused = _run_cells(opts, run_id, store, classes, mode)
         counts = status_counts(store)
     finally:
         store.close()
     return RunOutcome(run_id, run_dir, os.path.join(run_dir, RunStore.FILENAME), computed, reused, counts)
 
 
-def _make_gateway(opts: RunOptions, run_id: str, mode: str) -> Gateway:
+def _open_cache(opts: RunOptions, mode: str):
+    """The run's judge cache (None in live mode), opened by the runner: its only writer."""
     from harness.cache import JudgeCache
-    from harness.upstream import HttpUpstream, ReferenceUpstream, RetryPolicy
 
-    if opts.judge.is_reference:
-        upstream = ReferenceUpstream({(run_id, c.id): c for c in opts.cases}, latency_ms=opts.judge.latency_ms)
-    else:
-        upstream = HttpUpstream(opts.judge.url, opts.judge.model, opts.judge.key_env, timeout_s=opts.call_timeout_s)
-    if opts.upstream_wrapper is not None:
-        upstream = opts.upstream_wrapper(upstream)
-    cache = None
-    if mode != "live":
-        path = opts.cache_path or os.path.join(opts.out_dir, "judge-cache.sqlite")
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        cache = JudgeCache(path)
-    policy = RetryPolicy(max_attempts=opts.retry_attempts, base_delay_s=opts.retry_base_delay_s,
-                         timeout_s=opts.call_timeout_s)
-    from harness.embeddings import make_upstream
-
-    return Gateway(upstream, cache=cache, mode=mode, policy=policy,
-                   embeddings=make_upstream(opts.embeddings, opts.call_timeout_s))
+    if mode == "live":
+        return None
+    path = opts.cache_path or os.path.join(opts.out_dir, "judge-cache.sqlite")
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    return JudgeCache(path)
 
 
-async def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mode: str) -> tuple[int, int]:
-    from harness.http import Pools
+def _worker_spec(opts: RunOptions, run_id: str, mode: str, cache, workers: int, remote: bool):
+    from harness.cellwork import WorkerSpec
+
+    wrapper = opts.upstream_wrapper
+    if remote and callable(getattr(wrapper, "for_worker", None)):
+        wrapper = wrapper.for_worker()
+    return WorkerSpec(run_id=run_id, judge=opts.judge, mode=mode, cache_path=cache.path if cache is not None else None,
+                      retry_attempts=opts.retry_attempts, retry_base_delay_s=opts.retry_base_delay_s,
+                      call_timeout_s=opts.call_timeout_s, cell_timeout_s=opts.cell_timeout_s,
+                      client_timeout_s=client_timeout(opts), concurrency=max(1, -(-opts.concurrency // workers)),
+                      upstream_wrapper=wrapper, embeddings=opts.embeddings, metric_args=dict(opts.metric_args))
+
+
+def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mode: str) -> tuple[int, int]:
+    """Compute the cells left to compute, in this process, in ``opts.workers`` processes or on Ray;
+    every finished cell is written here (the single writer)."""
+    from harness.cellwork import CellTask, run_in_process, store_done
 
     done = store.finished()
     digests = {case.id: case_digest(case) for case in opts.cases}
-    todo: list[tuple[Case, str]] = []
-    reused = 0
+
+    def left(case: Case, name: str) -> bool:
+        return done.get((case.id, name)) != (digests[case.id], classes[name].version)
+
+    def tasks():   # streamed to the workers, never a list of every cell; metric by metric, in the order
+        for name in classes:   # their vendors import (a worker starts on the first while the rest load)
+            for case in opts.cases:
+                if left(case, name):
+                    yield CellTask(case, name, digests[case.id])
+
+    cache = _open_cache(opts, mode)
+    memo = None
+    if cache is not None and opts.reuse_cells and opts.upstream_wrapper is None:
+        from harness.cellmemo import CellMemo
+
+        memo = CellMemo(cache.path, store.spec(), run_id)
+    needed: dict[str, int] = {}   # metric -> cells left (a vendor is imported only if a cell needs it)
+    replayed = 0
     for case in opts.cases:
-        for name, cls in classes.items():
-            if done.get((case.id, name)) == (digests[case.id], cls.version):
-                reused += 1
-            else:
-                todo.append((case, name))
-    if not todo:
-        if opts.progress:
+        for name in classes:
+            if left(case, name):
+                hit = memo.lookup(case.id, name, classes[name].version, digests[case.id]) if memo else None
+                if hit is not None:   # the cell cache: the same cell from the same cached answers
+                    store_done(store, None, None, hit)
+                    done[(case.id, name)] = (digests[case.id], classes[name].version)
+                    replayed += 1
+                else:
+                    needed[name] = needed.get(name, 0) + 1
+    total = sum(needed.values())
+    reused = len(opts.cases) * len(classes) - total - replayed
+    if replayed and opts.progress:
+        print(f"cell cache: {replayed} cell(s) reused (same case, metric version, vendor versions and judge; "
+              "every judge answer cached); --recompute runs their vendor code instead", file=sys.stderr)
+    if not total:
+        if opts.progress and not replayed:
             print(f"resume: all {reused} cell(s) already finished; nothing to compute", file=sys.stderr)
-        return 0, reused
-    for name in dict.fromkeys(name for _, name in todo):   # import a vendor only if a cell needs it
-        prepare = getattr(classes[name], "prepare", None)
-        if callable(prepare):
-            prepare()
-    from harness.transport import GatewayTransport
+        if memo is not None:
+            memo.close()
+        if cache is not None:
+            cache.close()
+        return replayed, reused
+    workers = max(1, min(opts.workers, total))
+    spec = _worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1)
+    progress = Progress(total, reused, enabled=opts.progress)
 
-    gateway = _make_gateway(opts, run_id, mode).attach()   # in-process: the clients' transport calls it
-    pools = Pools(max_connections=max(16, opts.concurrency * 4), transport=GatewayTransport(gateway))
-    sem = asyncio.Semaphore(max(1, opts.concurrency))
-    progress = Progress(len(todo), reused, enabled=opts.progress)
+    def on_done(cell) -> None:
+        store_done(store, cache, opts.upstream_wrapper, cell)
+        if memo is not None:
+            memo.keep(cell)
+        progress.tick(cell.result.status)
 
-    async def one(case: Case, name: str):
-        async with sem:
-            cls = classes[name]
-            t0 = time.perf_counter()
-            args = opts.metric_args.get(name)
-            result, ledger, calls = await run_cell(gateway, functools.partial(cls, **args) if args else cls, run_id,
-                                                   case, name, opts.judge.model, pools, client_timeout(opts),
-                                                   opts.cell_timeout_s)
-            store.write_cell(case.id, name, cls.version, digests[case.id], result, ledger, calls,
-                             (time.perf_counter() - t0) * 1000.0)
-            progress.tick(result.status)
-
-    tasks = [asyncio.ensure_future(one(c, n)) for c, n in todo]
     try:
-        await asyncio.gather(*tasks)
-    finally:   # on a failure (the store cannot be written), end the other cells here, quietly
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if opts.ray:
+            from harness.rayrun import run_on_ray
+
+            run_on_ray(opts.ray, spec, tasks(), list(needed), on_done, concurrency=opts.concurrency, cells=total)
+        elif workers > 1:
+            from harness.workers import run_in_processes
+
+            run_in_processes(spec, tasks(), workers, list(needed), on_done)
+        else:
+            asyncio.run(run_in_process(spec, tasks(), list(needed), cache, on_done))
+    finally:
         progress.close()
-        await pools.aclose()
-        await gateway.aclose()
-    return len(todo), reused
-
-
-async def run_cell(gateway: Gateway, cls, run_id: str, case: Case, name: str, model: str, pools,
-                   client_timeout_s: float, cell_timeout_s: float):
-    """One cell from start to end, the only place that does it (the runner and the tests' scorer
-    both call it): the adapter scores the case through the cell's gateway URL, the calls still in
-    flight settle, and the cell's ledger and call records are taken. Returns (result, ledger, calls)."""
-    endpoint = Endpoint(gateway.cell_url(run_id, case.id, name), model, timeout_s=client_timeout_s, pool=pools)
-    gateway.budgets.open(Cell(run_id, case.id, name), cell_timeout_s)   # every judge call ends by then
-    result = await score_cell(cls, case, endpoint, cell_timeout_s + CELL_GRACE_S,
-                              lambda: gateway.peek(run_id, case.id, name))
-    await gateway.settle(run_id, case.id, name, endpoint.timeout_s)   # calls still in flight count too
-    ledger, calls = gateway.take(run_id, case.id, name)
-    result = judge_failures_are_errors(result, ledger)
-    if result.status in ("error", "vendor_nan") and not all(getattr(c, "usage", True) for c in calls):
-        result = replace(result, reason=f"{result.reason} | the judge's replies carried no readable usage "
-                                        f"(absent, or token counts that are not integers)")
-    return result, ledger, calls
-
-
-async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek=None) -> CellResult:
-    """Run one adapter on one case; any exception becomes that cell's error with a short reason."""
-    try:
-        result = await asyncio.wait_for(cls().score(case, endpoint), timeout=timeout_s)
-        if not isinstance(result, CellResult):
-            return CellResult.error(f"adapter returned {type(result).__name__}, not CellResult")
-        from harness.aligner import place_units
-
-        return place_units(case, result)   # every unit's span in the answer, with how it was found
-    except asyncio.CancelledError:
-        raise
-    except asyncio.TimeoutError:
-        return CellResult.error(f"cell timed out after {timeout_s:g}s")
-    except Exception as e:  # noqa: BLE001 - isolation: a cell's failure is that cell's error
-        return CellResult.error(error_reason(e, peek() if peek else None))
-
-
-def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
-    """A cell any of whose judge calls failed (after the gateway's retries) is an error, whatever the
-    vendor made of the failure (NaN, a score from the calls that did answer, "unscored"): an outage is
-    never a finished cell, so a resume recomputes it. What the vendor returned is kept in ``detail``.
-
-    >>> from harness.model import Ledger
-    >>> judge_failures_are_errors(CellResult.vendor_nan("no statements"), Ledger(calls=2, errors=2,
-    ...     last_error="judge HTTP 500")).reason
-    '2 of 2 judge call(s) failed (the vendor returned vendor_nan): judge HTTP 500'
-    >>> judge_failures_are_errors(CellResult.scored(0.5), Ledger(calls=2)).status
-    'scored'
-    """
-    if result.status == "error" or not getattr(ledger, "errors", 0):
-        return result
-    got = result.status + (f" {result.score:g}" if result.score is not None else "")
-    reason = f"{ledger.errors} of {ledger.calls} judge call(s) failed (the vendor returned {got})"
-    if ledger.last_error:
-        reason += f": {ledger.last_error[:200]}"
-    detail = {**result.detail, "vendor_status": result.status, "vendor_score": result.score,
-              "vendor_reason": result.reason, "vendor_flags": list(result.flags)}
-    return CellResult.error(reason, result.units, detail=detail)
-
-
-def error_reason(exc: BaseException, ledger=None, limit: int = 300) -> str:
-    """A short reason: the exception type and message, plus the judge's last error if any."""
-    msg = " ".join(str(exc).split()) or repr(exc)
-    reason = f"{type(exc).__name__}: {msg}"
-    if len(reason) > limit:
-        reason = reason[: limit - 3] + "..."
-    last = getattr(ledger, "last_error", None)
-    if last and last[:60] not in reason:
-        reason += f" | judge: {last[:200]}"
-    return reason
+        if memo is not None:
+            memo.close()
+        if cache is not None:
+            cache.close()
+    return total + replayed, reused
 
 
 def status_counts(store: RunStore) -> dict:

@@ -79,6 +79,7 @@ def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
         "faults": _faults(opts.upstream_wrapper),
         "concurrency": opts.concurrency,
         "prices": getattr(opts, "prices", None),
+        "workers": {"processes": getattr(opts, "workers", 1), "ray": getattr(opts, "ray", None)},
         "packages": package_versions(),
         "git": git_hash(),
         "python": platform.python_version(),

@@ -66,6 +66,12 @@ def _reply(status: int, payload: dict) -> httpx.Response:
     return httpx.Response(status, headers=_JSON, content=json.dumps(payload, ensure_ascii=False).encode())
 
 
+def _failed(exc: Exception) -> tuple[int, dict]:
+    from harness.gateway import _error
+
+    return _error(500, f"harness gateway failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+
+
 def _read_timeout(request: httpx.Request) -> float | None:
     return (request.extensions.get("timeout") or {}).get("read")
 
@@ -113,6 +119,8 @@ class GatewayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
                 status, payload = await pending
         except TimeoutError:
             raise httpx.ReadTimeout("no answer from the harness gateway in time", request=request) from None
+        except Exception as e:  # noqa: BLE001 - a gateway bug: a 500 naming it, as a server would answer
+            return _reply(*_failed(e))
         return _reply(status, payload)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -130,6 +138,8 @@ class GatewayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
             status, payload = future.result(_read_timeout(request))
         except concurrent.futures.TimeoutError:
             raise httpx.ReadTimeout("no answer from the harness gateway in time", request=request) from None
+        except Exception as e:  # noqa: BLE001 - as above
+            return _reply(*_failed(e))
         return _reply(status, payload)
 
     async def aclose(self) -> None:

@@ -50,6 +50,8 @@ def parse_args(argv=None):
     p.add_argument("--faults", default=DEFAULT_SPEC, help=f"fault spec (default {DEFAULT_SPEC})")
     p.add_argument("--seed", type=int, default=7, help="fault seed (default 7)")
     p.add_argument("--concurrency", type=int, default=16, help="cells in flight (default 16; measured best on 2 cores)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="worker processes (default 2: the soak holds with several; 1: in this process)")
     p.add_argument("--call-timeout", type=float, default=2.0, help="seconds per judge attempt (default 2)")
     p.add_argument("--out", help="output directory (default: a temporary directory, removed at the end)")
     return p.parse_args(argv)
@@ -132,7 +134,8 @@ def main(argv=None) -> int:
     soak_cases(canonical_path, args.cases, cases_path)
     cases = load_cases(cases_path)
     print(f"soak: {len(cases)} cases x {len(metrics)} metrics, faults {spec.describe()} "
-          f"({spec.total:.0%} of attempts), seed {args.seed}, concurrency {args.concurrency}", flush=True)
+          f"({spec.total:.0%} of attempts), seed {args.seed}, concurrency {args.concurrency}, "
+          f"workers {args.workers}", flush=True)
 
     t0 = time.perf_counter()
     for cls in (registry.get(m) for m in metrics):       # vendor imports, outside the timed soak
@@ -148,7 +151,8 @@ def main(argv=None) -> int:
     inj = FaultInjector(spec, seed=args.seed)
     t0 = time.perf_counter()
     soak = run(RunOptions(cases=cases, metrics=metrics, out_dir=out, run_id="soak", progress=True,
-                          concurrency=args.concurrency, call_timeout_s=args.call_timeout, upstream_wrapper=inj))
+                          concurrency=args.concurrency, call_timeout_s=args.call_timeout, upstream_wrapper=inj,
+                          workers=args.workers))
     wall = time.perf_counter() - t0
     cells, dup, attempts, resends, integrity = read_store(soak.store_path)
 

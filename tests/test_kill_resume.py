@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.conftest import CANONICAL, ROOT
 
 SEED = int(os.environ.get("HARNESS_KILL_SEED") or random.SystemRandom().randrange(1_000_000))
@@ -68,13 +70,15 @@ def _consistent(snap):
         assert row[4] in FINAL + ("error",) and (row[5] is None) == (row[4] != "scored"), key
 
 
-def test_sigkill_at_random_moments_then_resume(tmp_path):
-    print(f"kill seed: {SEED} (replay with HARNESS_KILL_SEED={SEED})")
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigkill_at_random_moments_then_resume(tmp_path, workers):
+    """With one process and with worker processes (the whole process group is killed)."""
+    print(f"kill seed: {SEED} (replay with HARNESS_KILL_SEED={SEED}), workers {workers}")
     rng = random.Random(SEED)
     out = tmp_path / "out"
     store = str(out / "k" / "store.sqlite")
     slow = ["--judge-latency-ms", "100", "--faults", "500=0.05,429=0.05,retry_after=0.05", "--fault-seed",
-            str(SEED % 1000)]
+            str(SEED % 1000), "--workers", workers]
     kept = {}
     for round_ in range(2):
         delay = rng.uniform(0.2, 4.0)     # start-up takes ~1-2 s, the cells ~3 s more
@@ -87,7 +91,8 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
         kept.update({k: v for k, v in snap.items() if v[0][4] in FINAL})
     n_kept = len(kept)
 
-    done = subprocess.run(_cmd(out, "k"), cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(_cmd(out, "k", "--workers", workers), cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, (SEED, done.stdout[-2000:], done.stderr[-2000:])
     if 0 < n_kept < 24:   # (with nothing left to compute the runner says nothing about resuming)
         assert f"resume: {n_kept} finished cell(s) kept" in done.stderr, (SEED, done.stderr)
@@ -132,7 +137,7 @@ def _count(store) -> int:
 
 def test_ctrl_c_keeps_finished_cells_and_says_how_to_resume(tmp_path):
     out = tmp_path / "out"
-    p = subprocess.Popen(_cmd(out, "k", "--judge-latency-ms", "200", "--no-progress"), cwd=ROOT,
+    p = subprocess.Popen(_cmd(out, "k", "--judge-latency-ms", "200", "--no-progress", "--workers", "2"), cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().startswith("judge: ")
     store = out / "k" / "store.sqlite"

@@ -4,26 +4,7 @@ import pytest
 from harness.cases import CaseSet
 from harness.runner import RunOptions, run
 from harness.store import RunStore
-from harness.upstream import UpstreamError
-
-
-class FailFor:
-    """Wraps an upstream: every call of the given cases fails (not retryable)."""
-
-    def __init__(self, inner, case_ids):
-        self.inner, self.case_ids = inner, set(case_ids)
-        self.kind, self.model = inner.kind, inner.model
-
-    def scope(self, cell):
-        return self.inner.scope(cell)
-
-    async def complete(self, cell, body):
-        if cell.case in self.case_ids:
-            raise UpstreamError("injected outage", status=400, retryable=False)
-        return await self.inner.complete(cell, body)
-
-    async def aclose(self):
-        await self.inner.aclose()
+from tests.upstreams import FailFor
 
 
 def _cells(store_path):
@@ -34,11 +15,12 @@ def _cells(store_path):
         s.close()
 
 
-def test_resume_keeps_finished_and_recomputes_errors(canonical, tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_resume_keeps_finished_and_recomputes_errors(canonical, tmp_path, workers):
     cases = CaseSet(canonical.path, canonical.cases[:6], canonical.sha256)
     broken = {cases.cases[1].id, cases.cases[4].id}
     opts = RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r1", progress=False,
-                      upstream_wrapper=lambda up: FailFor(up, broken))
+                      upstream_wrapper=FailFor(broken), workers=workers)
     first = run(opts)
     before = _cells(first.store_path)
     assert first.computed == 6 and first.reused == 0
@@ -46,7 +28,8 @@ def test_resume_keeps_finished_and_recomputes_errors(canonical, tmp_path):
     err = before[(cases.cases[1].id, "inhouse.span")]
     assert err[3] is None   # an errored cell is never scored 0
 
-    second = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r1", progress=False))
+    second = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r1", progress=False,
+                            workers=workers))
     after = _cells(second.store_path)
     assert second.computed == 2 and second.reused == 4
     for key, row in before.items():

@@ -48,6 +48,14 @@ def add_parser(sub):
                         "auto: live for the reference judge, record for a real judge")
     r.add_argument("--cache-path", help="SQLite cache file (default OUT/judge-cache.sqlite)")
     r.add_argument("--concurrency", type=int, default=8, help="cells in flight at once (default 8)")
+    r.add_argument("--workers", type=int, metavar="N",
+                   help="worker processes scoring cells, each importing the vendors once (default: the "
+                        "machine's cores; 1: in this process)")
+    r.add_argument("--recompute", action="store_true",
+                   help="with --cache record/replay: run every cell's vendor code, even for a cell the cell cache "
+                        "holds (same case, metric version, vendor versions, judge, every answer cached)")
+    r.add_argument("--ray", metavar="auto|ADDRESS",
+                   help="run the workers as Ray actors on an existing Ray cluster (needs the 'ray' extra)")
     r.add_argument("--out", default="reports/out", help="output directory (default reports/out)")
     r.add_argument("--run-id", help="run id; rerunning with an existing id resumes it (default: a timestamp)")
     r.add_argument("--scores-csv", metavar="PATH", help="also write case_id,metric,score,status to PATH")
@@ -166,11 +174,24 @@ def fault_injector(args):
     return FaultInjector(spec, args.fault_seed or 0)
 
 
+def workers(args) -> int:
+    """``--workers``, default the machine's cores."""
+    if args.workers is not None:
+        return args.workers
+    from harness.workers import default_workers
+
+    return default_workers()
+
+
 def cmd_run(args) -> int:
     if args.concurrency < 1:
         raise BadInput("--concurrency must be at least 1")
     if args.retries < 0:
         raise BadInput("--retries must be 0 or more")
+    if args.workers is not None and args.workers < 1:
+        raise BadInput("--workers must be at least 1")
+    if args.ray is not None and args.workers is not None:
+        raise BadInput("--ray runs one worker per CPU of the cluster: leave out --workers")
     for ext in getattr(args, "extensions", ()):
         ext.check(args)
     try:
@@ -205,7 +226,8 @@ def cmd_run(args) -> int:
                       run_id=args.run_id, progress=not args.no_progress, retry_attempts=args.retries + 1,
                       call_timeout_s=args.call_timeout, upstream_wrapper=faults, embeddings=embeddings,
                       metric_args={m: a for m, a in metric_args.items() if m in metrics},
-                      prices=prices, cell_timeout_s=args.cell_timeout)
+                      prices=prices, cell_timeout_s=args.cell_timeout, workers=workers(args), ray=args.ray,
+                      reuse_cells=not args.recompute)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
     if opts.metric_args:
         print(f"embeddings: {embeddings.describe()}   similarity threshold: {args.similarity_threshold:.2f}", flush=True)

@@ -1,0 +1,166 @@
+"""``--workers N``: cells in N local worker processes, the runner the single writer.
+
+Each worker is a spawned process (never forked: the parent's threads, open SQLite handles and event
+loop stay where they are). It imports ``harness`` first, which forces the vendor switches
+(:mod:`harness.vendor_env`: telemetry off, no dotenv) before anything imports a vendor, then imports
+the vendor stack of the metrics left to compute, once, and scores cells with a
+:class:`~harness.cellwork.CellWorker` (its own gateway, in-process transport, up to its share of
+``--concurrency`` cells in flight).
+
+Cells are streamed: a feeder thread in the runner walks the cells left to compute and puts them on
+a bounded queue (at most twice the cells the workers can hold in flight); idle workers take the next
+one, so a slow cell never holds up the others and the run's memory does not grow with its size.
+Finished cells come back on a result queue and the runner writes them (store, cache entries, fault
+events) one at a time: the runner is the only writer, so resume and a SIGKILL at any moment behave as
+with one process (a cell is in the store whole or not at all).
+
+A worker that dies (killed, out of memory) fails the run with a message; its finished cells are
+stored and a rerun with the same run id computes the rest. A worker whose runner died exits by itself.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+
+from harness.cellwork import WorkerFailed
+
+__all__ = ["WorkerFailed", "default_workers", "run_in_processes", "worker_main"]
+
+
+def default_workers() -> int:
+    """The machine's cores available to this process (``--workers`` default)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def run_in_processes(spec, tasks, n: int, metrics, on_done) -> None:
+    """Score every :class:`~harness.cellwork.CellTask` of the iterable ``tasks`` in ``n`` worker
+    processes, calling ``on_done(CellDone)`` in this thread for each finished cell."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    tasks_q = ctx.Queue(maxsize=max(2, 2 * n * spec.concurrency))
+    results_q = ctx.Queue()
+    procs = [ctx.Process(target=worker_main, args=(spec, list(metrics), tasks_q, results_q, i, os.getpid()),
+                         name=f"harness-worker-{i}", daemon=True) for i in range(n)]
+    for p in procs:
+        p.start()
+    stop = threading.Event()
+    fed: list = []
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                tasks_q.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def feed():
+        try:
+            for task in tasks:
+                if not put(task):
+                    return
+        except BaseException as e:  # noqa: BLE001 - reported by the runner's thread
+            fed.append(e)
+        for _ in procs:
+            put(None)
+
+    feeder = threading.Thread(target=feed, name="harness-cells-out", daemon=True)
+    feeder.start()
+    exited = 0
+    try:
+        while exited < n:
+            try:
+                kind, payload = results_q.get(timeout=0.5)
+            except queue.Empty:
+                dead = [p for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    p = dead[0]
+                    raise WorkerFailed(f"worker process {p.name} died (exit code {p.exitcode}); finished cells "
+                                       "are stored, rerun with the same --run-id to compute the rest") from None
+                continue
+            if kind == "done":
+                on_done(payload)
+            elif kind == "exit":
+                exited += 1
+            else:
+                raise WorkerFailed(f"{payload}; finished cells are stored, rerun with the same --run-id to resume")
+        if fed:
+            raise fed[0]
+    finally:
+        stop.set()
+        for p in procs:
+            if p.is_alive() and exited < n:
+                p.terminate()
+        for p in procs:
+            p.join(30)
+        tasks_q.cancel_join_thread()
+        feeder.join(5)
+
+
+def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int) -> None:
+    """A worker process: import the vendors once, then score cells until the runner says stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the runner's to handle
+    threading.Thread(target=_exit_with_parent, args=(parent_pid,), name="harness-parent-watch", daemon=True).start()
+    from harness.cellwork import CellWorker
+
+    try:
+        worker = CellWorker(spec, remote=True)
+        worker.prepare(metrics)
+        asyncio.run(_serve(worker, tasks_q, results_q))
+    except BaseException as e:  # noqa: BLE001 - reported to the runner, which fails the run
+        msg = " ".join(str(e).split())[:300]
+        results_q.put(("error", f"worker process {index} failed: {type(e).__name__}: {msg}"))
+        results_q.close()
+        results_q.join_thread()
+        sys.exit(1)
+    results_q.put(("exit", index))
+    results_q.close()
+    results_q.join_thread()
+
+
+async def _serve(worker, tasks_q, results_q) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    await worker.start()
+    loop = asyncio.get_running_loop()
+    reader = ThreadPoolExecutor(1, thread_name_prefix="harness-cells-in")
+    slots = asyncio.Semaphore(max(1, worker.spec.concurrency))
+    running: set = set()
+
+    async def one(task):
+        try:
+            results_q.put(("done", await worker.score(task)))
+        finally:
+            slots.release()
+
+    try:
+        while True:
+            await slots.acquire()
+            task = await loop.run_in_executor(reader, tasks_q.get)
+            if task is None:
+                break
+            t = asyncio.create_task(one(task))
+            running.add(t)
+            t.add_done_callback(running.discard)
+        if running:
+            await asyncio.gather(*running)
+    finally:
+        reader.shutdown(wait=False)
+        await worker.close()
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent_pid:
+            os._exit(3)
