@@ -235,6 +235,7 @@ def main() -> None:
           f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f} at start; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     tmp = a.out or tempfile.mkdtemp(prefix="harness-bench-")
+    os.makedirs(tmp, exist_ok=True)
     print(f"harness --help: {help_time() * 1000:.0f} ms (median of 5)")
 
     cases = copies(n100, os.path.join(tmp, "n100.jsonl"))
