@@ -15,6 +15,8 @@ def add_arguments(parser) -> None:
 
     parser.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
                         help=f"report: smallest score spread that counts as a divergence (default {DEFAULT_THRESHOLD})")
+    parser.add_argument("--no-report", action="store_true",
+                        help="do not build the report now ('harness report RUN' builds it from the store later)")
 
 
 def check(args) -> None:
@@ -28,7 +30,9 @@ def check(args) -> None:
 
 
 def after(args, outcome) -> int:
-    """After the run: build its report; 1 if it could not be built."""
+    """After the run: build its report (unless ``--no-report``); 1 if it could not be built."""
+    if getattr(args, "no_report", False):
+        return 0
     return report_after_run(outcome.run_dir, args.divergence_threshold)
 
 
