@@ -28,6 +28,7 @@ import json
 import sqlite3
 import time
 
+from harness import redact
 from harness.model import CellResult, Ledger, Quote, UnitVerdict
 
 TABLE = ("CREATE TABLE IF NOT EXISTS cell_results (key TEXT PRIMARY KEY, metric TEXT NOT NULL, "
@@ -91,6 +92,8 @@ class CellMemo:
             return
         blob = json.dumps({"result": dataclasses.asdict(done.result),
                            "calls": [dataclasses.asdict(c) for c in done.calls]}, ensure_ascii=False, default=str)
+        if redact.has_secret(blob):   # as the judge cache: nothing that holds a secret is kept on disk
+            return
         self._db.execute("INSERT OR REPLACE INTO cell_results VALUES (?, ?, ?, ?)",
                          (cell_key(self.spec, done.metric, done.version, done.digest), done.metric, blob, time.time()))
 

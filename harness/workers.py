@@ -40,11 +40,20 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
+"""The warning filter handed to the resource tracker (see :func:`run_in_processes`)."""
+
+
 def run_in_processes(spec, tasks, n: int, metrics, on_done) -> None:
     """Score every :class:`~harness.cellwork.CellTask` of the iterable ``tasks`` in ``n`` worker
     processes, calling ``on_done(CellDone)`` in this thread for each finished cell."""
     import multiprocessing as mp
 
+    # Ctrl-C ends the run with os._exit (harness/interrupt.py): the queues' semaphores are then left to
+    # multiprocessing's resource tracker, which removes them and warns about each. The tracker takes its
+    # warning filters from sys.warnoptions when it starts, so it cleans up without the warning.
+    if QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(QUIET_TRACKER)
     ctx = mp.get_context("spawn")
     tasks_q = ctx.Queue(maxsize=max(2, 2 * n * spec.concurrency))
     results_q = ctx.Queue()
