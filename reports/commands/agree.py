@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from harness.errors import BadInput
 
+from reports.commands import add_out_argument
+
 NAME = "agree"
 
 
@@ -14,7 +16,7 @@ def add_parser(sub):
                                    "'ungrounded' and AUROC against the human labels, with bootstrap 95% intervals "
                                    "and a threshold sweep (reads the store, never re-scores).")
     a.add_argument("run", metavar="RUN", help="a run directory, a store.sqlite path, or a run id under --out")
-    a.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
+    add_out_argument(a)
     a.add_argument("--cases", help="the case file to read labels from (default: the cases stored with the run)")
     a.add_argument("--json", action="store_true", help='print {"metrics": {name: {"n", "kappa", "kappa_ci", ...}}}')
     return a

@@ -5,6 +5,8 @@ import os
 
 from harness.errors import BadInput
 
+from reports.commands import add_out_argument
+
 NAME = "cards"
 DEFAULT_CARDS_DIR = "reports/cards"
 
@@ -15,7 +17,7 @@ def add_parser(sub):
                        description="Run the canonical set with the reference judge (or read --from-run) and "
                                    "write one Markdown card per metric.")
     c.add_argument("--from-run", metavar="RUN", help="use this run (a reference-judge run of the canonical set)")
-    c.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
+    add_out_argument(c)
     c.add_argument("--cards-dir", default=DEFAULT_CARDS_DIR, help=f"output directory (default {DEFAULT_CARDS_DIR})")
     c.add_argument("--check", action="store_true", help="write nothing; exit 1 if any card would change")
     c.add_argument("--prices", metavar="FILE",

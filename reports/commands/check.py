@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-RUN_HELP = "a run directory, a store.sqlite path, or a run id under --out"
+from reports.commands import RUN_HELP, add_out_argument, run_as_bad_input
 
 
 def add_parser(sub):
@@ -21,18 +21,13 @@ def add_parser(sub):
                    help="the metric's mean over its scored cells must be at least VALUE (repeatable)")
     c.add_argument("--max-errors", type=int, metavar="N", help="at most N cells may have errored")
     c.add_argument("--junit", metavar="PATH", help="also write the result as JUnit XML to PATH")
-    c.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
+    add_out_argument(c)
     return c
 
 
 def run(args) -> int:
     """Run the command; bad input (no such run, a malformed option) raises BadInput (exit 2)."""
-    from harness.errors import BadInput
-
-    try:
-        return _run(args)
-    except (FileNotFoundError, ValueError) as e:
-        raise BadInput(str(e)) from None
+    return run_as_bad_input(_run, args)
 
 
 def _run(args) -> int:

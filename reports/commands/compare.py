@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-RUN_HELP = "a run directory, a store.sqlite path, or a run id under --out"
+from reports.commands import RUN_HELP, add_out_argument, run_as_bad_input
 
 
 def add_parser(sub):
@@ -18,19 +18,14 @@ def add_parser(sub):
                                    "the biggest movers. Writes compare.html and compare.md.")
     p.add_argument("run_a", metavar="RUN_A", help=RUN_HELP)
     p.add_argument("run_b", metavar="RUN_B", help=RUN_HELP)
-    p.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
+    add_out_argument(p)
     p.add_argument("--report-dir", help="write the pages here (default OUT/compare-<A>-vs-<B>)")
     return p
 
 
 def run(args) -> int:
     """Run the command; bad input (no such run, a malformed option) raises BadInput (exit 2)."""
-    from harness.errors import BadInput
-
-    try:
-        return _run(args)
-    except (FileNotFoundError, ValueError) as e:
-        raise BadInput(str(e)) from None
+    return run_as_bad_input(_run, args)
 
 
 def _run(args) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-RUN_HELP = "a run directory, a store.sqlite path, or a run id under --out"
+from reports.commands import RUN_HELP, add_out_argument, run_as_bad_input
 
 
 def add_parser(sub):
@@ -19,7 +19,7 @@ def add_parser(sub):
                                    "MLFLOW_TRACKING_URI is set.")
     x.add_argument("run", metavar="RUN", help=RUN_HELP)
     x.add_argument("--format", required=True, choices=["jsonl", "parquet", "mlflow"])
-    x.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
+    add_out_argument(x)
     x.add_argument("--dest", help="jsonl/parquet: output directory (default RUN_DIR/export)")
     x.add_argument("--tracking-dir",
                    help="mlflow: local tracking folder when MLFLOW_TRACKING_URI is not set (default OUT/mlruns)")
@@ -29,12 +29,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Run the command; bad input (no such run, a malformed option) raises BadInput (exit 2)."""
-    from harness.errors import BadInput
-
-    try:
-        return _run(args)
-    except (FileNotFoundError, ValueError) as e:
-        raise BadInput(str(e)) from None
+    return run_as_bad_input(_run, args)
 
 
 def _run(args) -> int:

@@ -10,6 +10,8 @@ import time
 
 from harness.errors import BadInput
 
+from reports.commands import add_out_argument
+
 NAME = "report"
 
 
@@ -20,7 +22,7 @@ def add_parser(sub):
     p = sub.add_parser("report", help="(re)build a run's HTML and Markdown report from its store",
                        description="Build index.html and report.md for a run from its store (never re-scores).")
     p.add_argument("run", metavar="RUN", help="a run directory, a store.sqlite path, or a run id under --out")
-    p.add_argument("--out", default="reports/out", help="where run ids are looked up (default reports/out)")
+    add_out_argument(p)
     p.add_argument("--report-dir", help="write the report here (default: the run directory)")
     p.add_argument("--cases", help="the case file to read case texts from (default: the one the run used)")
     p.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
