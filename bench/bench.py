@@ -16,7 +16,8 @@ time is the command's own plus its worker processes' (``RUSAGE_CHILDREN``). It p
 3. judge calls and tokens per answer for each metric, and their growth with the answer's sentences
    and the context's length (least-squares slopes over the canonical cases);
 4. ``harness --help`` time and the time to the first finished cell;
-5. cells/s with 1 worker and with all cores on a CPU-bound run (zero latency), identical stores;
+5. cells/s with 1 worker and with all cores on a CPU-bound run (zero latency, canonical x 20 = 4,800
+   cells; the runs alternate 1, N, 1, N and the best of each counts), identical stores;
 6. N=184 (canonical x 8), C=16, L=200 ms: the whole command against the bound (target <= 1.3x), and
    its replay (0 upstream calls, target >= 20x faster than cold).
 
@@ -248,7 +249,7 @@ def main() -> None:
     from harness.workers import default_workers
 
     cores = default_workers()
-    n100, n184, ncpu, ninh = (23, 46, 46, 4) if a.quick else (100, 184, 184, 40)
+    n100, n184, ncpu, ninh, nbig = (23, 46, 46, 4, 48) if a.quick else (100, 184, 184, 40, 480)
     lat, conc = 0.2, 16
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs ({cores} usable), "
           f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f} at start; "
@@ -276,12 +277,22 @@ def main() -> None:
     inhouse_cost(ninh, 12)
     per_answer(cold)
 
-    one = harness_run(os.path.join(tmp, "zl.jsonl"), tmp, "zl-1", "--no-report", "--concurrency", str(conc), "--workers", "1")
-    r1, rn = one["steady_rate"], zl["steady_rate"]
-    same = _comparable(one["store"]) == _comparable(zl["store"])
-    print(f"CPU-bound (zero latency, all metrics, {one['cells']} cells; steady rate, 20th-95th percentile of "
-          f"finish times): 1 worker {r1:.1f} cells/s, {cores} workers "
-          f"{rn:.1f} cells/s = {rn / r1:.2f}x (whole commands: {one['wall']:.1f} s vs {zl['wall']:.1f} s); "
+    # CPU-bound: 1 worker against all cores, alternated twice (1, N, 1, N) so that a slow spell of a shared
+    # machine falls on both; the best run of each counts (the usual reading of a noisy machine's timings)
+    big = copies(nbig, os.path.join(tmp, "big.jsonl"))
+    runs = {1: [], cores: []}
+    for i, w in enumerate([1, cores, 1, cores]):
+        runs[w].append(harness_run(big, tmp, f"cpu-{w}w-{i}", "--no-report", "--concurrency", str(conc),
+                                   "--workers", str(w)))
+    one, alln = (max(runs[w], key=lambda r: r["steady_rate"]) for w in (1, cores))
+    r1, rn = one["steady_rate"], alln["steady_rate"]
+    same = all(_comparable(r["store"]) == _comparable(one["store"]) for rs in runs.values() for r in rs)
+    rates = {w: " / ".join(f"{r['steady_rate']:.1f}" for r in rs) for w, rs in runs.items()}
+    print(f"CPU-bound (zero latency, all metrics, {one['cells']} cells, runs alternated 1, {cores}, 1, {cores}; "
+          f"steady rate, 20th-95th percentile of finish times): 1 worker {rates[1]} cells/s, {cores} workers "
+          f"{rates[cores]} cells/s: best {rn / r1:.2f}x "
+          f"(whole commands, best: {min(r['wall'] for r in runs[1]):.1f} s vs "
+          f"{min(r['wall'] for r in runs[cores]):.1f} s; CPU {one['cpu']:.1f} s vs {alln['cpu']:.1f} s); "
           f"stores identical: {same}")
 
     cases = copies(n184, os.path.join(tmp, "n184.jsonl"))

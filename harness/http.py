@@ -21,6 +21,11 @@ class Pools:
         self._sync = None
         self._lock = threading.Lock()
 
+    @property
+    def transport(self):
+        """The transport both clients carry (None: real connections)."""
+        return self._transport
+
     def _limits(self):
         import httpx
 

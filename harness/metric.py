@@ -20,6 +20,14 @@ if TYPE_CHECKING:  # pragma: no cover
     import openai
 
 
+class JudgeHTTPError(RuntimeError):
+    """A judge call of :meth:`Endpoint.post_json` answered with a non-2xx status (0: no answer in time)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(f"judge HTTP {status}: {message}" if status else message)
+        self.status = status
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """Where an adapter sends its judge calls: the gateway URL of one cell.
@@ -47,6 +55,49 @@ class Endpoint:
         http = self.pool.async_client() if self.pool is not None else None
         return openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0,
                                   timeout=self.timeout_s, http_client=http)
+
+    async def post_json(self, route: str, body: dict) -> dict:
+        """POST ``body`` to ``<base_url>/<route>`` (e.g. ``chat/completions``) and return the JSON reply;
+        :class:`JudgeHTTPError` when the reply is not a 2xx. The harness's own scorers use it (the vendors
+        keep their SDK clients).
+
+        In a run the pool carries the in-process transport into the gateway, and the request dict goes
+        to the gateway as it is and its reply dict comes back (no HTTP model, no encoding, no parsing:
+        the harness's own cost per judge call); anywhere else it is a plain JSON POST with ``httpx``."""
+        from urllib.parse import urlsplit
+
+        transport = getattr(self.pool, "transport", None)
+        if hasattr(transport, "post"):
+            path = f"{urlsplit(self.base_url).path.rstrip('/')}/{route}".encode()
+            try:
+                status, payload = await transport.post(path, body, self.timeout_s)
+            except TimeoutError:
+                raise JudgeHTTPError(0, f"no answer from the harness gateway in {self.timeout_s:g}s") from None
+        else:
+            import httpx
+
+            client = self.pool.async_client() if self.pool is not None else None
+            own = client is None
+            if own:
+                client = httpx.AsyncClient(timeout=self.timeout_s, trust_env=False)
+            try:
+                r = await client.post(f"{self.base_url.rstrip('/')}/{route}", json=body, timeout=self.timeout_s,
+                                      headers={"Authorization": f"Bearer {self.api_key}"})
+            finally:
+                if own:
+                    await client.aclose()
+            status = r.status_code
+            try:
+                payload = r.json()
+            except ValueError:
+                payload = {"error": {"message": r.text[:300]}}
+        if not 200 <= status < 300:
+            err = payload.get("error") if isinstance(payload, dict) else None
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise JudgeHTTPError(status, str(msg or payload)[:300])
+        if not isinstance(payload, dict):
+            raise JudgeHTTPError(status, f"the reply is {type(payload).__name__}, not a JSON object")
+        return payload
 
     def openai(self) -> "openai.OpenAI":
         """A sync ``OpenAI`` client on this cell's URL over the shared pool, SDK retries off."""

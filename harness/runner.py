@@ -248,7 +248,7 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
         elif workers > 1:
             from harness.workers import run_in_processes
 
-            run_in_processes(spec, tasks(), workers, list(needed), on_done)
+            run_in_processes(spec, tasks(), workers, list(needed), on_done, batch=store.batch)
         else:
             asyncio.run(run_in_process(spec, tasks(), list(needed), cache, on_done))
     finally:

@@ -113,6 +113,8 @@ class RunStore:
     def __init__(self, path: str, readonly: bool = False):
         self.path = path
         self.readonly = readonly
+        self._batch = None
+        self._attempts: dict | None = None
         if readonly:
             self.db = _connect_readonly(path)
             return
@@ -155,7 +157,11 @@ class RunStore:
 
     @contextlib.contextmanager
     def _transaction(self):
-        """One atomic write; a failure to write (a full disk, an I/O error) is :class:`StoreWriteError`."""
+        """One atomic write; a failure to write (a full disk, an I/O error) is :class:`StoreWriteError`.
+        Inside :meth:`batch`, the batch's transaction."""
+        if self._batch is not None:
+            yield self._batch
+            return
         cur = self.db.cursor()
         try:
             cur.execute("BEGIN IMMEDIATE")
@@ -201,6 +207,31 @@ class RunStore:
              f"WHERE status IN ({','.join('?' * len(FINAL))}) AND errors = 0")
         return {(r[0], r[1]): (r[2], r[3]) for r in self.db.execute(q, FINAL)}
 
+    @contextlib.contextmanager
+    def batch(self):
+        """Every :meth:`write_cell` in the block joins one transaction, committed at the block's end:
+        one commit for the cells that finished together (a worker run hands them over in bursts). A
+        cell is still in the store whole or not at all; a failure writes none of the block's cells."""
+        if self._batch is not None:
+            yield
+            return
+        try:
+            with self._transaction() as cur:
+                self._batch = cur
+                try:
+                    yield
+                finally:
+                    self._batch = None
+        except BaseException:
+            self._attempts = None    # what the rolled-back block counted is reread
+            raise
+
+    def _attempt_of(self, case_id: str, metric: str) -> int:
+        """The cell's earlier attempts (0: a new cell), from one read of the table per run."""
+        if self._attempts is None:
+            self._attempts = {(c, m): a for c, m, a in self.db.execute("SELECT case_id, metric, attempt FROM cells")}
+        return self._attempts.get((case_id, metric), 0)
+
     def attempts(self, case_id: str, metric: str) -> int:
         row = self.db.execute("SELECT attempt FROM cells WHERE case_id = ? AND metric = ?", (case_id, metric)).fetchone()
         return row[0] if row else 0
@@ -208,10 +239,11 @@ class RunStore:
     def write_cell(self, case_id: str, metric: str, metric_version: str, case_digest: str,
                    result: CellResult, ledger: Ledger, calls: list, wall_ms: float) -> None:
         """Write one finished cell, its units and its calls, atomically."""
-        attempt = self.attempts(case_id, metric) + 1
+        attempt = self._attempt_of(case_id, metric) + 1
         with self._transaction() as cur:
-            cur.execute("DELETE FROM units WHERE case_id = ? AND metric = ?", (case_id, metric))
-            cur.execute("DELETE FROM calls WHERE case_id = ? AND metric = ?", (case_id, metric))
+            if attempt > 1:   # a recomputed cell: its earlier units and calls go
+                cur.execute("DELETE FROM units WHERE case_id = ? AND metric = ?", (case_id, metric))
+                cur.execute("DELETE FROM calls WHERE case_id = ? AND metric = ?", (case_id, metric))
             cur.execute(
                 f"INSERT OR REPLACE INTO cells ({CELL_COLUMNS}) VALUES ({','.join('?' * 25)})",
                 (case_id, metric, metric_version, case_digest, result.status, result.score, scrub(result.reason),
@@ -230,6 +262,7 @@ class RunStore:
                 [(case_id, metric, i, c.started, c.latency_ms, int(c.ok), int(c.cached), c.attempts,
                   c.prompt_tokens, c.completion_tokens, c.key, scrub(c.step), scrub(c.error),
                   int(getattr(c, "usage", True)), getattr(c, "reply_fit", None)) for i, c in enumerate(calls)])
+        self._attempts[(case_id, metric)] = attempt   # (reread if a batch holding it rolls back)
 
     # --- pandas views ------------------------------------------------------------------------
 

@@ -76,6 +76,23 @@ def _read_timeout(request: httpx.Request) -> float | None:
     return (request.extensions.get("timeout") or {}).get("read")
 
 
+async def _answer(loop: asyncio.AbstractEventLoop, call, timeout_s: float | None) -> tuple[int, dict]:
+    """Await the gateway coroutine ``call`` in its loop ``loop``, shielded from the caller's cancellation
+    (a call that reached the judge ends in the cell's ledger), for at most ``timeout_s`` (TimeoutError);
+    a gateway bug becomes a 500 naming it, as a server would answer."""
+    if asyncio.get_running_loop() is loop:
+        pending = asyncio.shield(loop.create_task(call))
+    else:
+        pending = asyncio.shield(asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, loop)))
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await pending
+    except TimeoutError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a gateway bug: a 500 naming it
+        return _failed(e)
+
+
 class GatewayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
     """``httpx`` transport (sync and async) that answers every request with the gateway in-process."""
 
@@ -109,19 +126,29 @@ class GatewayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
         call = self._call(request, body)
         if isinstance(call, tuple):
             return _reply(*call)
-        loop = self._loop()
-        if asyncio.get_running_loop() is loop:
-            pending = asyncio.shield(loop.create_task(call))
-        else:
-            pending = asyncio.shield(asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, loop)))
         try:
-            async with asyncio.timeout(_read_timeout(request)):
-                status, payload = await pending
+            status, payload = await _answer(self._loop(), call, _read_timeout(request))
         except TimeoutError:
             raise httpx.ReadTimeout("no answer from the harness gateway in time", request=request) from None
-        except Exception as e:  # noqa: BLE001 - a gateway bug: a 500 naming it, as a server would answer
-            return _reply(*_failed(e))
         return _reply(status, payload)
+
+    async def post(self, raw_path: bytes, body: dict, timeout_s: float | None) -> tuple[int, dict]:
+        """A POST of an already built JSON body, answered with no HTTP model at all: the harness's own
+        scorers' path (:meth:`harness.metric.Endpoint.post_json`). The request dict reaches
+        :meth:`~harness.gateway.Gateway.handle` as it is (no encoding, no parsing) and the reply dict
+        comes back as the gateway made it; routing, shielding and the timeout are those of
+        :meth:`handle_async_request`. Raises ``TimeoutError`` when no answer came in time."""
+        cell, route = route_of(raw_path, None)
+        name = ROUTES.get(("POST", route))
+        if name is None:
+            return 404, {"error": {"message": f"not found: POST {raw_path.decode('ascii', 'replace')}",
+                                   "type": "invalid_request_error", "code": 404}}
+        if cell is None:
+            from harness.gateway import HEADER_NEEDED, _error
+
+            return _error(400, HEADER_NEEDED)
+        loop = self._loop()
+        return await _answer(loop, getattr(self.gateway, name)(cell, body), timeout_s)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         body = request.read()

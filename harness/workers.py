@@ -44,9 +44,18 @@ QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
 """The warning filter handed to the resource tracker (see :func:`run_in_processes`)."""
 
 
-def run_in_processes(spec, tasks, n: int, metrics, on_done) -> None:
+BURST = 64
+"""At most this many finished cells waiting on the result queue are handed over together."""
+
+
+def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None) -> None:
     """Score every :class:`~harness.cellwork.CellTask` of the iterable ``tasks`` in ``n`` worker
-    processes, calling ``on_done(CellDone)`` in this thread for each finished cell."""
+    processes, calling ``on_done(CellDone)`` in this thread for each finished cell. ``batch``: a
+    context-manager factory (the store's :meth:`~harness.store.RunStore.batch`) around the ``on_done``
+    calls of the cells that were waiting together, so a burst of them is one commit."""
+    import contextlib
+
+    batch = batch or contextlib.nullcontext
     import multiprocessing as mp
 
     # Ctrl-C ends the run with os._exit (harness/interrupt.py): the queues' semaphores are then left to
@@ -89,7 +98,7 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done) -> None:
     try:
         while exited < n:
             try:
-                kind, payload = results_q.get(timeout=0.5)
+                burst = [results_q.get(timeout=0.5)]
             except queue.Empty:
                 dead = [p for p in procs if p.exitcode not in (None, 0)]
                 if dead:
@@ -97,12 +106,24 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done) -> None:
                     raise WorkerFailed(f"worker process {p.name} died (exit code {p.exitcode}); finished cells "
                                        "are stored, rerun with the same --run-id to compute the rest") from None
                 continue
-            if kind == "done":
-                on_done(payload)
-            elif kind == "exit":
-                exited += 1
-            else:
-                raise WorkerFailed(f"{payload}; finished cells are stored, rerun with the same --run-id to resume")
+            while len(burst) < BURST:
+                try:
+                    burst.append(results_q.get_nowait())
+                except queue.Empty:
+                    break
+            with batch():
+                for kind, payload in burst:
+                    if kind == "done":
+                        on_done(payload)
+                    elif kind == "exit":
+                        exited += 1
+                    else:
+                        failed = payload
+                        break
+                else:
+                    failed = None
+            if failed is not None:
+                raise WorkerFailed(f"{failed}; finished cells are stored, rerun with the same --run-id to resume")
         if fed:
             raise fed[0]
     finally:
@@ -138,11 +159,11 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int) 
 
 
 async def _serve(worker, tasks_q, results_q) -> None:
-    from concurrent.futures import ThreadPoolExecutor
+    from harness.cellwork import plain_thread_pool
 
     await worker.start()
     loop = asyncio.get_running_loop()
-    reader = ThreadPoolExecutor(1, thread_name_prefix="harness-cells-in")
+    reader = plain_thread_pool(1, "harness-cells-in")
     slots = asyncio.Semaphore(max(1, worker.spec.concurrency))
     running: set = set()
 
@@ -155,7 +176,10 @@ async def _serve(worker, tasks_q, results_q) -> None:
     try:
         while True:
             await slots.acquire()
-            task = await loop.run_in_executor(reader, tasks_q.get)
+            try:      # a task already waiting is taken here; only an empty queue costs a thread hop
+                task = tasks_q.get_nowait()
+            except queue.Empty:
+                task = await loop.run_in_executor(reader, tasks_q.get)
             if task is None:
                 break
             t = asyncio.create_task(one(task))

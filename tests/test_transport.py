@@ -183,3 +183,59 @@ def test_a_run_opens_no_socket_and_starts_no_server(no_sockets, canonical, tmp_p
     assert not started and threading.active_count() < 50
     assert len(rows) == 12 and all(status != "error" for _, status, _ in rows), rows
     assert sum(calls for m, _, calls in rows if m == "trulens.groundedness") > 6
+
+
+def test_post_json_in_process_is_the_loopback_servers_answer_with_the_same_ledger(no_sockets, monkeypatch):
+    """``Endpoint.post_json`` (the harness's own scorers' path): in a run, the request dict reaches the
+    gateway with no HTTP model; its reply and ledger are those of a plain JSON POST to the server."""
+    from harness.http import Pools
+    from harness.metric import Endpoint
+
+    gw = Gateway(Echo())
+
+    async def main():
+        gw.attach()
+        ep = Endpoint(gw.cell_url("r", "case/1", "inhouse.span"), "m", pool=Pools(transport=GatewayTransport(gw)))
+        got = await ep.post_json("chat/completions", BODY)
+        await gw.settle("r", "case/1", "inhouse.span", 5)
+        ledger, calls = gw.take("r", "case/1", "inhouse.span")
+        await gw.aclose()
+        return got, ledger, calls
+
+    got, ledger, calls = asyncio.run(main())
+    monkeypatch.undo()     # sockets again: the loopback server, for the comparison
+    with Gateway(Echo()) as server:
+        over_http = asyncio.run(Endpoint(server.cell_url("r", "case/1", "inhouse.span"), "m")
+                                .post_json("chat/completions", BODY))
+        server_ledger, server_calls = server.take("r", "case/1", "inhouse.span")
+    assert got == over_http and got["choices"][0]["message"]["content"] == "inhouse.span: hi"
+    assert (ledger.calls, ledger.prompt_tokens) == (server_ledger.calls, server_ledger.prompt_tokens) == (1, 5)
+    assert calls[0].key == server_calls[0].key     # the same request, so the same cache key
+
+
+def test_post_json_errors_and_timeouts_name_the_status_and_the_call_still_completes():
+    from harness.http import Pools
+    from harness.metric import Endpoint, JudgeHTTPError
+
+    gw = Gateway(Echo(delay_s=0.3))
+
+    async def main():
+        gw.attach()
+        pool = Pools(transport=GatewayTransport(gw))
+        ep = Endpoint(gw.cell_url("r", "c", "m"), "m", timeout_s=0.05, pool=pool)
+        with pytest.raises(JudgeHTTPError, match="no answer") as slow:
+            await ep.post_json("chat/completions", BODY)
+        with pytest.raises(JudgeHTTPError, match="judge HTTP 400: request body needs a 'messages' list") as bad:
+            await ep.post_json("chat/completions", {"model": "m"})
+        with pytest.raises(JudgeHTTPError, match="judge HTTP 404"):
+            await ep.post_json("responses", BODY)
+        await gw.settle("r", "c", "m", 5)
+        ledger, _ = gw.take("r", "c", "m")
+        with pytest.raises(JudgeHTTPError, match="judge HTTP 409: cell r/c/m is finished"):
+            await Endpoint(gw.cell_url("r", "c", "m"), "m", pool=pool).post_json("chat/completions", BODY)
+        await gw.aclose()
+        return slow.value.status, bad.value.status, ledger
+
+    slow, bad, ledger = asyncio.run(main())
+    assert (slow, bad) == (0, 400)
+    assert ledger.calls == 1      # the slow call was answered after its caller gave up, and counted

@@ -77,9 +77,11 @@ async def match_sentences(case, endpoint) -> tuple[list[Match], dict]:
     spans = sentence_spans(case.answer)
     ctx = passage_sentences(case)
     texts = [case.answer[s:e] for s, e in spans] + [t for _, t in ctx]
-    client = endpoint.async_openai()
-    r = await client.embeddings.create(model=MODEL_ALIAS, input=texts, encoding_format="float")
-    vectors = [d.embedding for d in sorted(r.data, key=lambda d: d.index)]
+    r = await endpoint.post_json("embeddings", {"model": MODEL_ALIAS, "input": texts, "encoding_format": "float"})
+    try:
+        vectors = [d["embedding"] for d in sorted(r["data"], key=lambda d: d["index"])]
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"not an embeddings reply: {type(e).__name__} {e}") from None
     if len(vectors) != len(texts):
         raise ValueError(f"embeddings reply has {len(vectors)} vectors for {len(texts)} texts")
     ans, pas = vectors[:len(spans)], vectors[len(spans):]
@@ -89,4 +91,4 @@ async def match_sentences(case, endpoint) -> tuple[list[Match], dict]:
         k = max(range(len(sims)), key=sims.__getitem__) if sims else None
         out.append(Match((s, e), case.answer[s:e], sims[k] if k is not None else -1.0,
                          ctx[k][0] if k is not None else None, ctx[k][1] if k is not None else None))
-    return out, {"embedding_model": r.model, "passage_sentences": len(ctx)}
+    return out, {"embedding_model": r.get("model"), "passage_sentences": len(ctx)}

@@ -92,7 +92,7 @@ class CascadeSimilaritySpan:
         if flagged:
             texts = [matches[i].text for i in flagged]
             try:
-                reply = await _ask(endpoint.async_openai(), endpoint.model, verify_messages(case, texts), VERDICTS_SCHEMA)
+                reply = await _ask(endpoint, verify_messages(case, texts), VERDICTS_SCHEMA)
                 verdicts = dict(zip(flagged, parse_verdicts(reply, len(texts))))
             except ReplyError as e:
                 return CellResult.unscored(f"judge reply unreadable: {e}")

@@ -199,12 +199,11 @@ class InhouseSpan:
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         if not case.answer.strip():
             return CellResult.unscored("no claims: the answer is empty")
-        client = endpoint.async_openai()
         try:
-            claims = parse_claims(await _ask(client, endpoint.model, decompose_messages(case), CLAIMS_SCHEMA))
+            claims = parse_claims(await _ask(endpoint, decompose_messages(case), CLAIMS_SCHEMA))
             if not claims:
                 return CellResult.unscored("no claims: the answer asserts nothing checkable")
-            reply = await _ask(client, endpoint.model, verify_messages(case, claims), VERDICTS_SCHEMA)
+            reply = await _ask(endpoint, verify_messages(case, claims), VERDICTS_SCHEMA)
             verdicts = parse_verdicts(reply, len(claims))
         except ReplyError as e:
             return CellResult.unscored(f"judge reply unreadable: {e}")
@@ -239,18 +238,14 @@ class InhouseSpanStrict(InhouseSpan):
     strict = True
 
 
-async def _ask(client, model: str, messages: list[dict], schema: dict) -> str:
-    # The SDK's plain ``post``: the same request, status handling and errors as
-    # ``chat.completions.create``, without re-validating our own dicts against the SDK's TypedDicts
-    # on every call (a third of the harness's cost per judge call, bench/README.md).
-    import httpx
-
-    r = await client.post("/chat/completions", cast_to=httpx.Response, body={
-        "model": model, "messages": messages, "temperature": 0,
+async def _ask(endpoint: Endpoint, messages: list[dict], schema: dict) -> str:
+    """One structured chat completion through the cell's endpoint; the reply's message content."""
+    r = await endpoint.post_json("chat/completions", {
+        "model": endpoint.model, "messages": messages, "temperature": 0,
         "response_format": {"type": "json_schema", "json_schema": schema}})
     try:
-        return r.json()["choices"][0]["message"]["content"] or ""
-    except (ValueError, KeyError, IndexError, TypeError) as e:
+        return r["choices"][0]["message"]["content"] or ""
+    except (KeyError, IndexError, TypeError) as e:
         raise ReplyError(f"not a chat completion: {type(e).__name__}") from None
 
 

@@ -159,5 +159,13 @@ same scores):
 - Retries and pace: TruLens's own retries are off (`endpoint.retries = 0`, stock: 3 with 2/4/8 s
   sleeps) and its pace is unlimited (stock: 60 requests a minute). Reason: the harness gateway owns
   transport retries and timeouts.
+- The thread TruLens's synchronous feedback call runs in: TruLens replaces
+  `concurrent.futures.ThreadPoolExecutor` process-wide with a subclass whose `submit` records the
+  caller's `inspect.stack()` (for tracing apps, which a feedback function does not use). The harness
+  hands the call to a thread with the standard library's `submit` (`harness.cellwork.plain_thread_pool`),
+  as the event loop's default executor. Reason: through TruLens's class every hop walked the event
+  loop's stack, and in a worker process (whose bottom frame is `<string>`) scanned all of
+  `sys.modules` per frame, about 1 ms per cell of every metric. TruLens's own pools inside the
+  feedback function are unchanged.
 - The two documented shims above (offline Punkt, `literal_eval` for the filter's reply).
 """
