@@ -17,7 +17,8 @@ time is the command's own plus its worker processes' (``RUSAGE_CHILDREN``). It p
    and the context's length (least-squares slopes over the canonical cases);
 4. ``harness --help`` time and the time to the first finished cell;
 5. cells/s with 1 worker and with all cores on a CPU-bound run (zero latency, canonical x 20 = 4,800
-   cells; the runs alternate 1, N, 1, N and the best of each counts), identical stores;
+   cells; the runs alternate 1, N three times and the best of each counts): the steady rate (after
+   every worker's vendor imports, which the run store records) and the whole commands; identical stores;
 6. N=184 (canonical x 8), C=16, L=200 ms: the whole command against the bound (target <= 1.3x), and
    its replay (0 upstream calls, target >= 20x faster than cold).
 
@@ -94,19 +95,35 @@ def store_facts(store: str, t0: float) -> dict:
         for case_id, metric, started, latency in db.execute("SELECT case_id, metric, started, latency_ms FROM calls"):
             per_cell.setdefault((case_id, metric), []).append((started, latency / 1000.0))
         upstream = db.execute("SELECT COALESCE(SUM(attempts), 0) FROM calls").fetchone()[0]
+        row = db.execute("SELECT value FROM meta WHERE key = 'startup'").fetchone()
+        startup = json.loads(row[0]) if row else []
     finally:
         db.close()
     finished = sorted(c[6] for c in cells)
+    ready = max((w["ready"] for w in startup), default=None)
     return {"cells": len(cells), "calls": sum(c[3] for c in cells), "upstream_attempts": upstream,
             "errors": sum(c[2] == "error" for c in cells),
             "rounds": {k: rounds(v) for k, v in per_cell.items()}, "rows": cells,
             "first_cell_s": finished[0] - t0 if finished else None,
-            # steady rate: cells between the 20th and 95th percentile of finish times (start-up and vendor
-            # imports, which every worker pays once, and the tail left out)
-            "steady_rate": (0.75 * len(finished)) / max(1e-9, finished[int(0.95 * (len(finished) - 1))]
-                                                        - finished[int(0.2 * (len(finished) - 1))])
-            if len(finished) > 10 else None,
+            # steady rate: the cells that finished after every worker had imported its vendor stacks (the
+            # start-up each worker process pays once; the run store keeps when) up to the 95th percentile
+            # of finish times (the tail, as the last cells drain, left out)
+            "steady_rate": _rate(finished, ready if ready is not None else finished[int(0.2 * (len(finished) - 1))]),
+            "startup": startup, "ready_s": (ready - t0) if ready is not None else None,
             "cell_phase_s": (finished[-1] - finished[0]) if len(finished) > 1 else None}
+
+
+def _rate(finished: list[float], start: float) -> float | None:
+    """Cells per second finished in (start, 95th percentile of the finish times].
+
+    >>> _rate([float(t) for t in range(101)], 10.0)
+    1.0
+    """
+    if len(finished) <= 10:
+        return None
+    end = finished[int(0.95 * (len(finished) - 1))]
+    n = sum(start < f <= end for f in finished)
+    return n / (end - start) if end > start and n else None
 
 
 def report_time(r: dict) -> float:
@@ -277,23 +294,27 @@ def main() -> None:
     inhouse_cost(ninh, 12)
     per_answer(cold)
 
-    # CPU-bound: 1 worker against all cores, alternated twice (1, N, 1, N) so that a slow spell of a shared
-    # machine falls on both; the best run of each counts (the usual reading of a noisy machine's timings)
+    # CPU-bound: 1 worker against all cores, alternated three times (1, N, 1, N, 1, N) so that a slow spell
+    # of a shared machine falls on both; the best run of each counts (the usual reading of noisy timings)
     big = copies(nbig, os.path.join(tmp, "big.jsonl"))
     runs = {1: [], cores: []}
-    for i, w in enumerate([1, cores, 1, cores]):
+    for i, w in enumerate([1, cores] * 3):
         runs[w].append(harness_run(big, tmp, f"cpu-{w}w-{i}", "--no-report", "--concurrency", str(conc),
                                    "--workers", str(w)))
     one, alln = (max(runs[w], key=lambda r: r["steady_rate"]) for w in (1, cores))
     r1, rn = one["steady_rate"], alln["steady_rate"]
     same = all(_comparable(r["store"]) == _comparable(one["store"]) for rs in runs.values() for r in rs)
     rates = {w: " / ".join(f"{r['steady_rate']:.1f}" for r in rs) for w, rs in runs.items()}
-    print(f"CPU-bound (zero latency, all metrics, {one['cells']} cells, runs alternated 1, {cores}, 1, {cores}; "
-          f"steady rate, 20th-95th percentile of finish times): 1 worker {rates[1]} cells/s, {cores} workers "
-          f"{rates[cores]} cells/s: best {rn / r1:.2f}x "
-          f"(whole commands, best: {min(r['wall'] for r in runs[1]):.1f} s vs "
-          f"{min(r['wall'] for r in runs[cores]):.1f} s; CPU {one['cpu']:.1f} s vs {alln['cpu']:.1f} s); "
-          f"stores identical: {same}")
+    whole = {w: min(r["wall"] for r in rs) for w, rs in runs.items()}
+    imports = {w: ", ".join(f"{f['import_s']:.1f} s ({f['import_cpu_s']:.1f} s CPU)" for f in best["startup"])
+               for w, best in ((1, one), (cores, alln))}
+    print(f"CPU-bound (zero latency, all metrics, {one['cells']} cells, runs alternated 1, {cores} three times; "
+          f"steady rate: cells finished after every worker's vendor imports, up to the 95th percentile of finish "
+          f"times): 1 worker {rates[1]} cells/s, {cores} workers {rates[cores]} cells/s: best {rn / r1:.2f}x; "
+          f"whole commands, start-up included, best: {whole[1]:.1f} s vs {whole[cores]:.1f} s = "
+          f"{whole[1] / whole[cores]:.2f}x (CPU {one['cpu']:.1f} s vs {alln['cpu']:.1f} s); vendor imports: "
+          f"1 worker {imports[1]}; {cores} workers {imports[cores]}, ready at {one['ready_s']:.1f} s vs "
+          f"{alln['ready_s']:.1f} s; stores identical: {same}")
 
     cases = copies(n184, os.path.join(tmp, "n184.jsonl"))
     cache = ["--cache-path", os.path.join(tmp, "cache184.sqlite")]

@@ -90,6 +90,15 @@ _DIGESTS: dict = {}
 """id(case) -> (weak reference to the case, digest); a dead case's entry never matches."""
 
 
+def remember_digest(case: Case, digest: str) -> None:
+    """Take ``digest`` as the case's digest without computing it: a worker process gets each case
+    unpickled with the digest the runner computed from it (the same content), so the reference judge's
+    cache scope does not hash every case again."""
+    if len(_DIGESTS) > 65536:
+        _DIGESTS.clear()
+    _DIGESTS[id(case)] = (weakref.ref(case), digest)
+
+
 def case_to_json(case: Case) -> dict:
     """The case as one JSONL object of the case format (quotes included), for the run store.
 

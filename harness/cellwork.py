@@ -146,17 +146,22 @@ class CellWorker:
         self.gateway = None
         self.pools = None
         self._ready: dict = {}
+        self.startup: dict | None = None
+        """Once the vendor imports are done: which metrics' vendors, when they were ready (epoch
+        seconds), and their wall and CPU seconds (start-up a worker pays once; the run store keeps it)."""
 
-    def prepare(self, metrics) -> None:
+    def prepare(self, metrics, on_ready=None) -> None:
         """Import each metric's vendor stack once per process, in a background thread, in the order given:
         cells start at once, and a cell waits only for its own vendor (``inhouse.span`` for none), so
         the judge is kept busy while the vendor stacks import. A failed import is that metric's cells'
-        error, named."""
+        error, named. ``on_ready(facts)``, if given, is called from that thread once every import is done
+        (:attr:`startup`)."""
         import concurrent.futures
         import threading
 
         order = [n for n in metrics if callable(getattr(self._cls(n), "prepare", None))]
         self._ready = {n: concurrent.futures.Future() for n in order}
+        began = time.time()
 
         def load() -> None:
             for n in order:
@@ -165,6 +170,10 @@ class CellWorker:
                     self._ready[n].set_result(None)
                 except BaseException as e:  # noqa: BLE001 - reported by each of the metric's cells
                     self._ready[n].set_exception(e)
+            self.startup = {"metrics": order, "ready": time.time(), "import_s": round(time.time() - began, 3),
+                            "import_cpu_s": round(time.thread_time(), 3)}
+            if on_ready is not None:
+                on_ready(self.startup)
 
         threading.Thread(target=load, name="harness-vendor-import", daemon=True).start()
 
@@ -216,6 +225,10 @@ class CellWorker:
         failed = await self._vendor_ready(name)
         if failed is not None:
             return CellDone(case.id, name, cls.version, task.digest, CellResult.error(failed), Ledger(), [], 0.0)
+        if self.remote:
+            from harness.cases import remember_digest
+
+            remember_digest(case, task.digest)
         self._cases[(run_id, case.id)] = case
         self._users[case.id] = self._users.get(case.id, 0) + 1
         try:
@@ -249,11 +262,12 @@ def store_done(store, cache, wrapper, done: CellDone) -> None:
                      done.wall_ms)
 
 
-async def run_in_process(spec: WorkerSpec, tasks, metrics, cache, on_done) -> None:
+async def run_in_process(spec: WorkerSpec, tasks, metrics, cache, on_done, on_ready=None) -> None:
     """Score ``tasks`` in this process and event loop, ``spec.concurrency`` cells at a time, taken from
-    the iterable as slots free up (a million cells are never a million coroutines)."""
+    the iterable as slots free up (a million cells are never a million coroutines). ``on_ready``: as
+    in :meth:`CellWorker.prepare` (called from the import thread)."""
     worker = CellWorker(spec, cache=cache)
-    worker.prepare(metrics)
+    worker.prepare(metrics, on_ready=on_ready)
     await worker.start()
     running: set = set()
 

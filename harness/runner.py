@@ -193,8 +193,12 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
     def left(case: Case, name: str) -> bool:
         return done.get((case.id, name)) != (digests[case.id], classes[name].version)
 
-    def tasks():   # streamed to the workers, never a list of every cell; metric by metric, in the order
-        for name in classes:   # their vendors import (a worker starts on the first while the rest load)
+    # metric by metric: those with no vendor stack to import first (the judge is kept busy while the
+    # vendor stacks import), then the others in the order their vendors import
+    by_import = sorted(classes, key=lambda n: callable(getattr(classes[n], "prepare", None)))
+
+    def tasks():   # streamed to the workers, never a list of every cell
+        for name in by_import:
             for case in opts.cases:
                 if left(case, name):
                     yield CellTask(case, name, digests[case.id])
@@ -233,6 +237,7 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
     workers = max(1, min(opts.workers, total))
     spec = _worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1)
     progress = Progress(total, reused, enabled=opts.progress)
+    startup: list = []
 
     def on_done(cell) -> None:
         store_done(store, cache, opts.upstream_wrapper, cell)
@@ -248,15 +253,19 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
         elif workers > 1:
             from harness.workers import run_in_processes
 
-            run_in_processes(spec, tasks(), workers, list(needed), on_done, batch=store.batch)
+            run_in_processes(spec, tasks(), workers, list(needed), on_done, batch=store.batch,
+                             on_ready=startup.append)
         else:
-            asyncio.run(run_in_process(spec, tasks(), list(needed), cache, on_done))
+            asyncio.run(run_in_process(spec, tasks(), list(needed), cache, on_done,
+                                       on_ready=lambda facts: startup.append({**facts, "worker": 0})))
     finally:
         progress.close()
         if memo is not None:
             memo.close()
         if cache is not None:
             cache.close()
+    if startup:   # each worker's vendor imports (start-up, paid once per worker process)
+        store.write_meta("startup", sorted(startup, key=lambda f: f["worker"]))
     return total + replayed, reused
 
 

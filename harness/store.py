@@ -2,7 +2,8 @@
 
 Tables (``RunStore.open(path).cells()`` etc. return DataFrames):
 
-- ``meta``: the run spec as JSON (key ``spec``);
+- ``meta``: the run spec as JSON (key ``spec``); each worker's start-up (key ``startup``: its vendor
+  imports, when they were ready, their wall and CPU seconds);
 - ``cases``: every case of the run as a JSONL object of the case format, with its digest, so a
   report never needs the case file (which may have moved or changed since);
 - ``cells``: one row per (case, metric): status, score, reason, flags, detail, the ledger
@@ -178,6 +179,17 @@ class RunStore:
     def write_spec(self, spec: dict) -> None:
         with self._transaction() as cur:
             cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('spec', ?)", (_json(spec),))
+
+    def write_meta(self, key: str, value) -> None:
+        """Keep a fact of the run as JSON under ``key`` (``startup``: each worker's vendor imports: which,
+        when ready, wall and CPU seconds)."""
+        with self._transaction() as cur:
+            cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, _json(value)))
+
+    def meta(self, key: str):
+        """A fact kept with :meth:`write_meta` (None if absent)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
 
     def spec(self) -> dict:
         row = self.db.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()

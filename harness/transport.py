@@ -1,10 +1,12 @@
 """An in-process ``httpx`` transport into the judge gateway: no socket, no HTTP framing per call.
 
-The vendors' clients (the openai SDK under Ragas, DeepEval, TruLens and the in-house scorer) take
-an ``httpx`` client; inside a run that client carries a :class:`GatewayTransport`, so a judge call
-is one call of :meth:`harness.gateway.Gateway.handle` (the same function the loopback server's
-routes call): the request body the SDK encoded is parsed once, the reply dict is encoded once for
-the SDK to parse, and nothing else is encoded, framed or copied.
+The vendors' clients (the openai SDK under Ragas, DeepEval and TruLens) take an ``httpx`` client;
+inside a run that client carries a :class:`GatewayTransport`, so a judge call is one call of
+:meth:`harness.gateway.Gateway.handle` (the same function the loopback server's routes call): the
+request body the SDK encoded is parsed once, the reply dict is encoded once for the SDK to parse,
+and nothing else is encoded, framed or copied. The harness's own scorers (in-house, baseline,
+cascade) skip even that: :meth:`GatewayTransport.post` hands their request dict to the gateway and
+its reply dict back (:meth:`harness.metric.Endpoint.post_json`).
 
 The cell of a request comes from its URL path, ``/cell/<run>/<case>/<metric>/v1/<route>``, exactly
 as on the loopback server (each part URL-quoted), or from the ``X-Harness-Cell`` header on

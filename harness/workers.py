@@ -48,11 +48,12 @@ BURST = 64
 """At most this many finished cells waiting on the result queue are handed over together."""
 
 
-def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None) -> None:
+def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready=None) -> None:
     """Score every :class:`~harness.cellwork.CellTask` of the iterable ``tasks`` in ``n`` worker
     processes, calling ``on_done(CellDone)`` in this thread for each finished cell. ``batch``: a
     context-manager factory (the store's :meth:`~harness.store.RunStore.batch`) around the ``on_done``
-    calls of the cells that were waiting together, so a burst of them is one commit."""
+    calls of the cells that were waiting together, so a burst of them is one commit. ``on_ready(facts)``:
+    a worker's start-up facts (:attr:`~harness.cellwork.CellWorker.startup`, with its index)."""
     import contextlib
 
     batch = batch or contextlib.nullcontext
@@ -115,6 +116,9 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None) -> None:
                 for kind, payload in burst:
                     if kind == "done":
                         on_done(payload)
+                    elif kind == "ready":
+                        if on_ready is not None:
+                            on_ready(payload)
                     elif kind == "exit":
                         exited += 1
                     else:
@@ -145,7 +149,7 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int) 
 
     try:
         worker = CellWorker(spec, remote=True)
-        worker.prepare(metrics)
+        worker.prepare(metrics, on_ready=lambda facts: results_q.put(("ready", {**facts, "worker": index})))
         asyncio.run(_serve(worker, tasks_q, results_q))
     except BaseException as e:  # noqa: BLE001 - reported to the runner, which fails the run
         msg = " ".join(str(e).split())[:300]

@@ -77,3 +77,34 @@ def test_the_harness_hops_into_plain_threads_even_after_trulens_swaps_the_pool()
             await worker.close()
 
     assert asyncio.run(main()).startswith("harness-sync")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_run_keeps_each_workers_start_up_and_hands_out_cells_needing_no_import_first(canonical, tmp_path, workers):
+    """The run store keeps when each worker's vendor stacks were imported (the bench's steady state
+    starts there), and the cells of metrics with nothing to import go out first, so the judge has work
+    while the vendor stacks import."""
+    import time
+
+    from harness.cases import CaseSet
+    from harness.runner import RunOptions, run
+
+    cases = CaseSet(canonical.path, canonical.cases[:3], canonical.sha256)
+    t0 = time.time()
+    out = run(RunOptions(cases=cases, metrics=["ragas.faithfulness", "inhouse.span"], out_dir=str(tmp_path),
+                         run_id="s", progress=False, concurrency=1, workers=workers))
+    store = RunStore.open(out.store_path)
+    try:
+        startup = store.meta("startup")
+        order = [m for (m,) in store.rows("SELECT metric FROM cells ORDER BY finished")]
+    finally:
+        store.close()
+    ids = [w["worker"] for w in startup]    # (a worker that ran out of cells before its imports ended has none)
+    assert ids == sorted(set(ids)) and ids[0] in (0, 1) and set(ids) <= set(range(workers))
+    for w in startup:
+        assert w["metrics"] == ["ragas.faithfulness"] and t0 < w["ready"] < time.time()
+        assert w["import_s"] >= 0 and w["import_cpu_s"] >= 0
+    if workers == 1:      # one cell at a time: the finish order is the order cells were handed out
+        assert order == ["inhouse.span"] * 3 + ["ragas.faithfulness"] * 3
+    else:
+        assert order[0] == "inhouse.span"
