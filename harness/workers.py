@@ -144,6 +144,9 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
 def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int) -> None:
     """A worker process: import the vendors once, then score cells until the runner says stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the runner's to handle
+    # A cell finished as the runner went away must not print the queue's broken-pipe traceback onto the
+    # terminal the runner shared (the runner says how to resume; this worker exits at once, below).
+    results_q._ignore_epipe = True
     threading.Thread(target=_exit_with_parent, args=(parent_pid,), name="harness-parent-watch", daemon=True).start()
     from harness.cellwork import CellWorker
 
@@ -197,7 +200,16 @@ async def _serve(worker, tasks_q, results_q) -> None:
 
 
 def _exit_with_parent(parent_pid: int) -> None:
+    """End this worker the moment its runner is gone (killed, or ended by Ctrl-C): the runner's
+    process sentinel becomes ready then; the parent id is checked too, as a fallback."""
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    parent = multiprocessing.parent_process()
     while True:
-        time.sleep(1.0)
-        if os.getppid() != parent_pid:
+        if parent is not None:
+            wait([parent.sentinel], timeout=1.0)
+        else:  # pragma: no cover - a spawned worker always has one
+            time.sleep(1.0)
+        if os.getppid() != parent_pid or (parent is not None and not parent.is_alive()):
             os._exit(3)

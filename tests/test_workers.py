@@ -117,3 +117,51 @@ def test_a_worker_that_dies_fails_the_run_with_a_message_and_resume_finishes(can
                            workers=2))
     assert again.reused + again.computed == 12 and again.computed >= 1
     assert sum(again.counts["inhouse.span"].values()) == 12
+
+
+def test_workers_exit_at_once_when_their_runner_is_killed(tmp_path):
+    """SIGKILL the runner alone (not its process group): its worker processes notice through the
+    runner's process sentinel and exit within moments, printing nothing."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import CANONICAL, ROOT
+
+    def cmdline(pid):
+        try:
+            with open(f"/proc/{pid}/cmdline") as fh:
+                return fh.read().replace("\0", " ")
+        except OSError:
+            return ""
+
+    def alive(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                return fh.read().split()[2] != "Z"
+        except OSError:
+            return False
+
+    cmd = [sys.executable, "-m", "harness", "run", "--cases", CANONICAL, "--metrics", "inhouse.span", "--out",
+           str(tmp_path), "--run-id", "k", "--workers", "2", "--judge-latency-ms", "3000", "--no-progress"]
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().startswith("judge: ")
+    workers: list = []
+    for _ in range(400):       # the two spawned workers are its children (beside the resource tracker)
+        kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
+        workers = [k for k in kids if "spawn_main" in cmdline(k)]
+        if len(workers) == 2:
+            break
+        time.sleep(0.05)
+    assert len(workers) == 2, workers
+    time.sleep(1.0)           # mid-run: cells waiting on the judge
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait(10)
+    t0 = time.monotonic()
+    while any(alive(k) for k in workers) and time.monotonic() - t0 < 10:
+        time.sleep(0.02)
+    gone = time.monotonic() - t0
+    assert gone < 2.0, f"workers outlived their runner by {gone:.1f} s"
+    assert "Traceback" not in p.stderr.read()
