@@ -162,11 +162,18 @@ class CellWorker:
         order = [n for n in metrics if callable(getattr(self._cls(n), "prepare", None))]
         self._ready = {n: concurrent.futures.Future() for n in order}
         began = time.time()
+        # Cells that need no vendor run while the vendors import, and two threads importing one module at
+        # once can leave it half made: what those cells import lazily is imported here first (the
+        # aligner's rapidfuzz; the embedded model imports under harness.vendor_env.IMPORT_LOCK).
+        import rapidfuzz.fuzz  # noqa: F401
 
         def load() -> None:
+            from harness.vendor_env import IMPORT_LOCK
+
             for n in order:
                 try:
-                    self._cls(n).prepare()
+                    with IMPORT_LOCK:
+                        self._cls(n).prepare()
                     self._ready[n].set_result(None)
                 except BaseException as e:  # noqa: BLE001 - reported by each of the metric's cells
                     self._ready[n].set_exception(e)

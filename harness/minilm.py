@@ -93,8 +93,12 @@ class MiniLM:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
+            from harness.vendor_env import IMPORT_LOCK
+
+            with IMPORT_LOCK:   # not beside a vendor stack's import in another thread (numpy)
+                import numpy  # noqa: F401
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
 
             model = dist_file(MODEL_DIST, MODEL_FILE)
             digest = sha256_of(model)

@@ -6,6 +6,7 @@ Values are forced, not defaulted: a user's environment cannot turn telemetry bac
 from __future__ import annotations
 
 import os
+import threading
 
 FORCED = {
     # Ragas: telemetry is on by default; only the literal "true" turns it off.
@@ -37,3 +38,10 @@ FORCED = {
 def quiet_vendors() -> None:
     """Force the switches above into ``os.environ``."""
     os.environ.update(FORCED)
+
+
+IMPORT_LOCK = threading.RLock()
+"""Held while a process imports a vendor stack (the worker's import thread) or the embedded model's
+packages: two threads importing the same C extension at once (numpy, under a vendor stack and under
+the embedded model, whose cells run while the vendors import) can leave it half initialised, and
+every later import of it fails ("cannot import name ... from partially initialized module")."""
