@@ -112,8 +112,9 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
                     burst.append(results_q.get_nowait())
                 except queue.Empty:
                     break
+            failed = None
             with batch():
-                for kind, payload in burst:
+                for kind, payload in burst:   # every finished cell of the burst is stored, a failure or not
                     if kind == "done":
                         on_done(payload)
                     elif kind == "ready":
@@ -121,11 +122,8 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
                             on_ready(payload)
                     elif kind == "exit":
                         exited += 1
-                    else:
+                    elif failed is None:
                         failed = payload
-                        break
-                else:
-                    failed = None
             if failed is not None:
                 raise WorkerFailed(f"{failed}; finished cells are stored, rerun with the same --run-id to resume")
         if fed:

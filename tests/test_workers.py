@@ -165,3 +165,63 @@ def test_workers_exit_at_once_when_their_runner_is_killed(tmp_path):
     gone = time.monotonic() - t0
     assert gone < 2.0, f"workers outlived their runner by {gone:.1f} s"
     assert "Traceback" not in p.stderr.read()
+
+
+def test_a_worker_failure_in_a_burst_still_stores_the_cells_that_came_with_it(monkeypatch):
+    """Finished cells that wait on the result queue beside a worker's failure are all handed to the
+    runner (stored) before the run fails."""
+    import queue as stdqueue
+
+    import harness.workers as w
+
+    class FakeQueue:
+        def __init__(self, items):
+            self.items = list(items)
+
+        def get(self, timeout=None):
+            if not self.items:
+                raise stdqueue.Empty
+            return self.items.pop(0)
+
+        def get_nowait(self):
+            return self.get()
+
+        def put(self, item, timeout=None):
+            pass
+
+        def cancel_join_thread(self):
+            pass
+
+    class FakeProcess:
+        exitcode, name = None, "p"
+
+        def __init__(self, *a, **k):
+            pass
+
+        def start(self):
+            pass
+
+        def is_alive(self):
+            return False
+
+        def terminate(self):
+            pass
+
+        def join(self, t=None):
+            pass
+
+    results = FakeQueue([("done", "cell-1"), ("error", "worker process 0 failed: boom"), ("done", "cell-2")])
+
+    class Ctx:
+        def Queue(self, maxsize=0):
+            return results if maxsize == 0 else FakeQueue([])
+
+        Process = FakeProcess
+
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing, "get_context", lambda kind: Ctx())
+    stored = []
+    with pytest.raises(w.WorkerFailed, match="boom"):
+        w.run_in_processes(type("S", (), {"concurrency": 1})(), iter([]), 1, [], stored.append)
+    assert stored == ["cell-1", "cell-2"]
