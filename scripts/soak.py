@@ -84,7 +84,9 @@ def read_store(path: str):
     try:
         cells = s.rows("SELECT case_id, metric, status, score, reason, flags, calls, retries FROM cells")
         dup = s.rows("SELECT case_id, metric, COUNT(*) FROM cells GROUP BY case_id, metric HAVING COUNT(*) > 1")
-        attempts = s.rows("SELECT COALESCE(SUM(attempts), 0) FROM calls")[0][0]
+        # the judge's attempts: the fault injector wraps the chat-completion judge; embeddings (the
+        # similarity metrics) go to the embedding model, which it does not see
+        attempts = s.rows("SELECT COALESCE(SUM(attempts), 0) FROM calls WHERE step != 'embeddings'")[0][0]
         resends = s.rows("SELECT COALESCE(SUM(n - 1), 0) FROM (SELECT COUNT(*) AS n FROM calls "
                          "GROUP BY case_id, metric, request_key HAVING COUNT(*) > 1)")[0][0]
         reasks = s.rows("SELECT COUNT(*) FROM calls WHERE step LIKE 'Correct your JSON%'")[0][0]
@@ -179,7 +181,7 @@ def main(argv=None) -> int:
         ("errored, with a reason", sum(1 for r in cells if r[2] == "error" and r[4])),
         ("not scored and no reason", len(no_reason)),
         ("judge calls (gateway requests)", sum(r[6] for r in cells)),
-        ("upstream attempts (stored / injector saw)", f"{attempts} / {faults['attempts']}"),
+        ("judge attempts (stored / injector saw)", f"{attempts} / {faults['attempts']}"),
         ("retries by the harness", sum(r[7] for r in cells)),
         ("vendor re-sends (identical request again in a cell)", resends[0]),
         ("vendor re-asks (instructor: 'Correct your JSON...')", resends[1]),
