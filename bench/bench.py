@@ -1,6 +1,6 @@
 """The scale benchmark: one command, every figure of issue 15 from one run of it.
 
-    .venv/bin/python bench/bench.py            # ~5 minutes on 2 cores; figures in bench/README.md
+    .venv/bin/python bench/bench.py            # ~10 minutes on 2 cores; figures in bench/README.md
     .venv/bin/python bench/bench.py --quick    # smaller runs, same report (a smoke test of the bench)
 
 Every run below is a whole ``harness run`` command (a subprocess: start-up, vendor imports, report
