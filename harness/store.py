@@ -244,10 +244,6 @@ class RunStore:
             self._attempts = {(c, m): a for c, m, a in self.db.execute("SELECT case_id, metric, attempt FROM cells")}
         return self._attempts.get((case_id, metric), 0)
 
-    def attempts(self, case_id: str, metric: str) -> int:
-        row = self.db.execute("SELECT attempt FROM cells WHERE case_id = ? AND metric = ?", (case_id, metric)).fetchone()
-        return row[0] if row else 0
-
     def write_cell(self, case_id: str, metric: str, metric_version: str, case_digest: str,
                    result: CellResult, ledger: Ledger, calls: list, wall_ms: float) -> None:
         """Write one finished cell, its units and its calls, atomically."""

@@ -105,10 +105,15 @@ class GatewayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
 
     def _call(self, request: httpx.Request, body: bytes):
         """The gateway coroutine that answers ``request`` (the gateway running), or a ready reply (404, 400)."""
-        cell, route = route_of(request.url.raw_path, request.headers.get("x-harness-cell"))
-        name = ROUTES.get((request.method, route))
+        return self._route(request.method, request.url.raw_path, request.headers.get("x-harness-cell"),
+                           request.url.path, body)
+
+    def _route(self, method: str, raw_path: bytes, header: str | None, shown_path: str, body):
+        """The gateway coroutine for a request (its body raw or parsed), or a ready reply (404, 400)."""
+        cell, route = route_of(raw_path, header)
+        name = ROUTES.get((method, route))
         if name is None:
-            return 404, {"error": {"message": f"not found: {request.method} {request.url.path}",
+            return 404, {"error": {"message": f"not found: {method} {shown_path}",
                                    "type": "invalid_request_error", "code": 404}}
         if cell is None:
             from harness.gateway import HEADER_NEEDED, _error
@@ -140,17 +145,10 @@ class GatewayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
         :meth:`~harness.gateway.Gateway.handle` as it is (no encoding, no parsing) and the reply dict
         comes back as the gateway made it; routing, shielding and the timeout are those of
         :meth:`handle_async_request`. Raises ``TimeoutError`` when no answer came in time."""
-        cell, route = route_of(raw_path, None)
-        name = ROUTES.get(("POST", route))
-        if name is None:
-            return 404, {"error": {"message": f"not found: POST {raw_path.decode('ascii', 'replace')}",
-                                   "type": "invalid_request_error", "code": 404}}
-        if cell is None:
-            from harness.gateway import HEADER_NEEDED, _error
-
-            return _error(400, HEADER_NEEDED)
-        loop = self._loop()
-        return await _answer(loop, getattr(self.gateway, name)(cell, body), timeout_s)
+        call = self._route("POST", raw_path, None, raw_path.decode("ascii", "replace"), body)
+        if isinstance(call, tuple):
+            return call
+        return await _answer(self._loop(), call, timeout_s)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         body = request.read()
