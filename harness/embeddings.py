@@ -20,10 +20,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 
-from harness.upstream import Cell, RetryPolicy, UpstreamError, parse_retry_after
+from harness.upstream import Cell, HttpEndpoint, RetryPolicy, UpstreamError
 
 EMBED_PARAMS = ("dimensions", "encoding_format")
 
@@ -150,57 +149,16 @@ class LocalEmbeddings:
         return None
 
 
-class HttpEmbeddings:
+class HttpEmbeddings(HttpEndpoint):
     """Any OpenAI-compatible ``/embeddings`` endpoint."""
 
-    kind = "http"
-
-    def __init__(self, url: str, model: str, key_env: str | None, timeout_s: float = 120.0):
-        self.url, self.model, self.key_env = url.rstrip("/"), model, key_env
-        self.__key = os.environ.get(key_env, "") if key_env else ""
-        from harness import redact   # every writer scrubs this key and the URL's credentials too
-
-        redact.register(self.__key)
-        redact.register_url(self.url)
-        self._timeout, self._client = timeout_s, None
-
-    def __repr__(self):
-        return f"HttpEmbeddings(url={self.url!r}, model={self.model!r}, key_env={self.key_env!r})"
+    what = "embedding endpoint"
 
     def scope(self) -> str:
         return f"http|{self.url}"
 
-    def _redact(self, text: str) -> str:
-        return text.replace(self.__key, "***") if self.__key else text
-
     async def embed(self, cell: Cell, body: dict) -> dict:
-        import httpx
-
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout)
-        headers = {"Content-Type": "application/json", "X-Harness-Cell": cell.header()}
-        if self.__key:
-            headers["Authorization"] = f"Bearer {self.__key}"
-        try:
-            r = await self._client.post(f"{self.url}/embeddings", json=body, headers=headers)
-        except httpx.TimeoutException:
-            raise UpstreamError(f"embedding endpoint timed out after {self._timeout:.0f}s", status=504) from None
-        except httpx.HTTPError as e:
-            raise UpstreamError(self._redact(f"embedding endpoint unreachable: {type(e).__name__}: {e}")) from None
-        if r.status_code == 429 or r.status_code >= 500:
-            raise UpstreamError(self._redact(f"embedding endpoint HTTP {r.status_code}: {r.text[:200]}"),
-                                status=r.status_code, retry_after=parse_retry_after(r.headers.get("retry-after")))
-        if r.status_code >= 400:
-            raise UpstreamError(self._redact(f"embedding endpoint HTTP {r.status_code}: {r.text[:300]}"),
-                                status=r.status_code, retryable=False)
-        try:
-            return r.json()
-        except ValueError:
-            raise UpstreamError(f"embedding endpoint replied with a body that is not JSON: {r.text[:120]!r}") from None
-
-    async def aclose(self):
-        if self._client is not None:
-            await self._client.aclose()
+        return await self._post(cell, "embeddings", body, bad_body_retryable=True)
 
 
 def make_upstream(config: EmbedConfig | None, timeout_s: float = 120.0):

@@ -142,11 +142,14 @@ class ReferenceUpstream:
         return None
 
 
-class HttpUpstream:
-    """Any OpenAI-compatible ``/chat/completions`` endpoint; the key is read from an env var
-    at start-up and kept in memory only."""
+class HttpEndpoint:
+    """An OpenAI-compatible HTTP endpoint: its key is read from an env var at start-up and kept in memory
+    only, and every error text is scrubbed of it. :class:`HttpUpstream` (the judge) and
+    :class:`harness.embeddings.HttpEmbeddings` are the two."""
 
     kind = "http"
+    what = "endpoint"
+    """How its errors name it."""
 
     def __init__(self, url: str, model: str, key_env: str | None, timeout_s: float = 120.0):
         self.url = url.rstrip("/")
@@ -159,19 +162,16 @@ class HttpUpstream:
         self._client = None
 
     def __repr__(self):
-        return f"HttpUpstream(url={self.url!r}, model={self.model!r}, key_env={self.key_env!r})"
-
-    def scope(self, cell: Cell) -> str:
-        """The judge's identity (normalised base URL and model id): part of every cache key."""
-        from harness.cache import judge_identity
-
-        return judge_identity(self.url, self.model)
+        return f"{type(self).__name__}(url={self.url!r}, model={self.model!r}, key_env={self.key_env!r})"
 
     def redact(self, text: str) -> str:
         """Remove the key (and any credential) from any text (error bodies can echo headers)."""
         return redact.scrub(text.replace(self.__key, "***") if self.__key else text)
 
-    async def complete(self, cell: Cell, body: dict) -> dict:
+    async def _post(self, cell: Cell, route: str, body: dict, bad_body_retryable: bool = False) -> dict:
+        """POST ``body`` to ``<url>/<route>``; the JSON reply, or :class:`UpstreamError` (timeouts,
+        connection errors, 429 and 5xx retryable; other statuses not; a 2xx whose body is not JSON as
+        ``bad_body_retryable`` says)."""
         import httpx
 
         if self._client is None:
@@ -180,26 +180,42 @@ class HttpUpstream:
         if self.__key:
             headers["Authorization"] = f"Bearer {self.__key}"
         try:
-            r = await self._client.post(f"{self.url}/chat/completions", json=body, headers=headers)
+            r = await self._client.post(f"{self.url}/{route}", json=body, headers=headers)
         except httpx.TimeoutException:
-            raise UpstreamError(f"judge timed out after {self._timeout:.0f}s", status=504) from None
+            raise UpstreamError(f"{self.what} timed out after {self._timeout:.0f}s", status=504) from None
         except httpx.HTTPError as e:
-            raise UpstreamError(self.redact(f"judge unreachable: {type(e).__name__}: {e}")) from None
+            raise UpstreamError(self.redact(f"{self.what} unreachable: {type(e).__name__}: {e}")) from None
         if r.status_code == 429 or r.status_code >= 500:
-            raise UpstreamError(self.redact(f"judge HTTP {r.status_code}: {r.text[:200]}"), status=r.status_code,
+            raise UpstreamError(self.redact(f"{self.what} HTTP {r.status_code}: {r.text[:200]}"), status=r.status_code,
                                 retry_after=parse_retry_after(r.headers.get("retry-after")))
         if r.status_code >= 400:
-            raise UpstreamError(self.redact(f"judge HTTP {r.status_code}: {r.text[:300]}"), status=r.status_code,
+            raise UpstreamError(self.redact(f"{self.what} HTTP {r.status_code}: {r.text[:300]}"), status=r.status_code,
                                 retryable=False)
         try:
             return r.json()
-        except ValueError:   # a 200 with a broken body: not a transport fault, so not retried
-            raise UpstreamError(f"judge replied with a body that is not JSON: {r.text[:120]!r}",
-                                retryable=False) from None
+        except ValueError:
+            raise UpstreamError(f"{self.what} replied with a body that is not JSON: {r.text[:120]!r}",
+                                retryable=bad_body_retryable) from None
 
     async def aclose(self):
         if self._client is not None:
             await self._client.aclose()
+
+
+class HttpUpstream(HttpEndpoint):
+    """Any OpenAI-compatible ``/chat/completions`` endpoint (the judge)."""
+
+    what = "judge"
+
+    def scope(self, cell: Cell) -> str:
+        """The judge's identity (normalised base URL and model id): part of every cache key."""
+        from harness.cache import judge_identity
+
+        return judge_identity(self.url, self.model)
+
+    async def complete(self, cell: Cell, body: dict) -> dict:
+        # a 200 with a broken body is not a transport fault, so not retried
+        return await self._post(cell, "chat/completions", body)
 
 
 ATTEMPT: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar("harness_upstream_attempt",
