@@ -92,3 +92,16 @@ async def match_sentences(case, endpoint) -> tuple[list[Match], dict]:
         out.append(Match((s, e), case.answer[s:e], sims[k] if k is not None else -1.0,
                          ctx[k][0] if k is not None else None, ctx[k][1] if k is not None else None))
     return out, {"embedding_model": r.get("model"), "passage_sentences": len(ctx)}
+
+
+class SimilarityThreshold:
+    """What the metrics built on the similarity check share (``baseline.similarity`` and its cascade):
+    the threshold, set by ``harness run --similarity-threshold``, and their place in the report."""
+
+    in_divergence = False
+    """A cheap stand-in for a judged metric: shown in the matrix and in its own report sections (agreement,
+    cascade), left out of the divergence spread, which compares the judged definitions."""
+    run_options = {"threshold": "similarity_threshold"}
+
+    def __init__(self, threshold: float = DEFAULT_THRESHOLD):
+        self.threshold = check_threshold(threshold)

@@ -16,7 +16,7 @@ verdicts are the model's, not the labels'.
 """
 from __future__ import annotations
 
-from adapters.baseline._sim import DEFAULT_THRESHOLD, Match, check_threshold, match_sentences
+from adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
 from harness.metric import Endpoint, JudgeRequest, register
 from harness.model import Case, CellResult, UnitVerdict
 
@@ -40,7 +40,7 @@ def sentence_unit(i: int, m: Match, threshold: float) -> UnitVerdict:
 
 
 @register
-class BaselineSimilarity:
+class BaselineSimilarity(SimilarityThreshold):
     """Sentence-level embedding similarity to the passages (see the module docstring)."""
 
     name = "baseline.similarity"
@@ -59,14 +59,7 @@ class BaselineSimilarity:
     shims = ()
     flags = ()
     label_reading = None
-    in_divergence = False
-    """A cheap stand-in for a judged metric: shown in the matrix and in its own report sections (agreement,
-    cascade), left out of the divergence spread, which compares the judged definitions."""
     judge = "adapters.baseline.judge:similarity_reply"
-    run_options = {"threshold": "similarity_threshold"}
-
-    def __init__(self, threshold: float = DEFAULT_THRESHOLD):
-        self.threshold = check_threshold(threshold)
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         if not case.answer.strip():

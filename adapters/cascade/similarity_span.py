@@ -20,7 +20,7 @@ come from the configured embedding model, not from the labels.
 """
 from __future__ import annotations
 
-from adapters.baseline._sim import DEFAULT_THRESHOLD, Match, check_threshold, match_sentences
+from adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
 from harness.metric import Endpoint, JudgeRequest, register
 from harness.model import Case, CellResult, UnitVerdict
 
@@ -53,7 +53,7 @@ def verified_unit(case: Case, i: int, m: Match, v: dict) -> UnitVerdict:
 
 
 @register
-class CascadeSimilaritySpan:
+class CascadeSimilaritySpan(SimilarityThreshold):
     """Similarity filter, then the in-house verifier on the flagged sentences (see the module docstring)."""
 
     name = "cascade.similarity_span"
@@ -72,14 +72,7 @@ class CascadeSimilaritySpan:
     shims = ()
     flags = ()
     label_reading = None
-    in_divergence = False
-    """A cheap stand-in for a judged metric: shown in the matrix and in its own report sections (agreement,
-    cascade), left out of the divergence spread, which compares the judged definitions."""
     judge = "adapters.cascade.judge:cascade_reply"
-    run_options = {"threshold": "similarity_threshold"}
-
-    def __init__(self, threshold: float = DEFAULT_THRESHOLD):
-        self.threshold = check_threshold(threshold)
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         from adapters.inhouse.span import VERDICTS_SCHEMA, ReplyError, _ask, parse_verdicts, verify_messages
