@@ -17,10 +17,10 @@ time is the command's own plus its worker processes' (``RUSAGE_CHILDREN``). It p
    and the context's length (least-squares slopes over the canonical cases);
 4. ``harness --help`` time and the time to the first finished cell;
 5. cells/s with 1 worker and with all cores on a CPU-bound run (zero latency, canonical x 20 = 4,800
-   cells; the runs alternate 1, N three times and the best of each counts): the steady rate (the
-   cells of the metrics with a vendor stack, 5th-95th percentile of their finish times: the same cells
-   in both) and the whole commands, with each worker's vendor imports (from the run store); identical
-   stores;
+   cells; the runs alternate 1, N, N with ``--no-pin`` three times and the best of each counts): the
+   steady rate (the cells of the metrics with a vendor stack, 5th-95th percentile of their finish
+   times: the same cells in all) and the whole commands, with each worker's vendor imports and cores
+   (from the run store); identical stores;
 6. N=184 (canonical x 8), C=16, L=200 ms: the whole command against the bound (target <= 1.3x), and
    its replay (0 upstream calls, target >= 20x faster than cold).
 
@@ -301,27 +301,32 @@ def main() -> None:
     inhouse_cost(ninh, 12)
     per_answer(cold)
 
-    # CPU-bound: 1 worker against all cores, alternated three times (1, N, 1, N, 1, N) so that a slow spell
-    # of a shared machine falls on both; the best run of each counts (the usual reading of noisy timings)
+    # CPU-bound: 1 worker against all cores (pinned, the default, and --no-pin), alternated three times
+    # (1, N, N unpinned, 1, ...) so that a slow spell of a shared machine falls on all; the best run of each
+    # counts (the usual reading of noisy timings)
     big = copies(nbig, os.path.join(tmp, "big.jsonl"))
-    runs = {1: [], cores: []}
-    for i, w in enumerate([1, cores] * 3):
-        runs[w].append(harness_run(big, tmp, f"cpu-{w}w-{i}", "--no-report", "--concurrency", str(conc),
-                                   "--workers", str(w)))
-    one, alln = (max(runs[w], key=lambda r: r["steady_rate"]) for w in (1, cores))
-    r1, rn = one["steady_rate"], alln["steady_rate"]
+    kinds = {"1": ["--workers", "1"], "N": ["--workers", str(cores)], "N-unpinned": ["--workers", str(cores), "--no-pin"]}
+    runs: dict = {k: [] for k in kinds}
+    for i in range(3):
+        for k, flags in kinds.items():
+            runs[k].append(harness_run(big, tmp, f"cpu-{k}-{i}", "--no-report", "--concurrency", str(conc), *flags))
+    best = {k: max(rs, key=lambda r: r["steady_rate"]) for k, rs in runs.items()}
+    one, alln = best["1"], best["N"]
+    r1, rn, ru = one["steady_rate"], alln["steady_rate"], best["N-unpinned"]["steady_rate"]
     same = all(_comparable(r["store"]) == _comparable(one["store"]) for rs in runs.values() for r in rs)
-    rates = {w: " / ".join(f"{r['steady_rate']:.1f}" for r in rs) for w, rs in runs.items()}
-    whole = {w: min(r["wall"] for r in rs) for w, rs in runs.items()}
-    imports = {w: ", ".join(f"{f['import_s']:.1f} s ({f['import_cpu_s']:.1f} s CPU)" for f in best["startup"])
-               for w, best in ((1, one), (cores, alln))}
-    print(f"CPU-bound (zero latency, all metrics, {one['cells']} cells, runs alternated 1, {cores} three times; "
-          f"steady rate: the cells of the metrics with a vendor stack, 5th to 95th percentile of their finish "
-          f"times): 1 worker {rates[1]} cells/s, {cores} workers {rates[cores]} cells/s: best {rn / r1:.2f}x; "
-          f"whole commands, start-up included, best: {whole[1]:.1f} s vs {whole[cores]:.1f} s = "
-          f"{whole[1] / whole[cores]:.2f}x (CPU {one['cpu']:.1f} s vs {alln['cpu']:.1f} s); vendor imports: "
-          f"1 worker {imports[1]}; {cores} workers {imports[cores]}, ready at {one['ready_s']:.1f} s vs "
-          f"{alln['ready_s']:.1f} s; stores identical: {same}")
+    rates = {k: " / ".join(f"{r['steady_rate']:.1f}" for r in rs) for k, rs in runs.items()}
+    whole = {k: min(r["wall"] for r in rs) for k, rs in runs.items()}
+    imports = {k: ", ".join(f"{f['import_s']:.1f} s ({f['import_cpu_s']:.1f} s CPU; cores {f.get('cores')})"
+                            for f in b["startup"]) for k, b in best.items()}
+    print(f"CPU-bound (zero latency, all metrics, {one['cells']} cells, runs alternated 1, {cores}, {cores} "
+          f"with --no-pin, three times; steady rate: the cells of the metrics with a vendor stack, 5th to 95th "
+          f"percentile of their finish times): 1 worker {rates['1']} cells/s; {cores} workers {rates['N']} "
+          f"cells/s; {cores} workers unpinned {rates['N-unpinned']} cells/s: best {rn / r1:.2f}x one "
+          f"(unpinned {ru / r1:.2f}x); whole commands, start-up included, best: {whole['1']:.1f} s vs "
+          f"{whole['N']:.1f} s = {whole['1'] / whole['N']:.2f}x (unpinned {whole['N-unpinned']:.1f} s); CPU "
+          f"{one['cpu']:.1f} s vs {alln['cpu']:.1f} s (unpinned {best['N-unpinned']['cpu']:.1f} s); vendor "
+          f"imports: 1 worker {imports['1']}; {cores} workers {imports['N']}; unpinned {imports['N-unpinned']}; "
+          f"ready at {one['ready_s']:.1f} s vs {alln['ready_s']:.1f} s; stores identical: {same}")
 
     cases = copies(n184, os.path.join(tmp, "n184.jsonl"))
     cache = ["--cache-path", os.path.join(tmp, "cache184.sqlite")]

@@ -148,7 +148,8 @@ class CellWorker:
         self._ready: dict = {}
         self.startup: dict | None = None
         """Once the vendor imports are done: which metrics' vendors, when they were ready (epoch
-        seconds), and their wall and CPU seconds (start-up a worker pays once; the run store keeps it)."""
+        seconds), their wall and CPU seconds (start-up a worker pays once; the run store keeps it), and
+        the cores this process may run on (one: a pinned worker, :func:`harness.workers.worker_cores`)."""
 
     def prepare(self, metrics, on_ready=None) -> None:
         """Import each metric's vendor stack once per process, in a background thread, in the order given:
@@ -169,6 +170,7 @@ class CellWorker:
 
         def load() -> None:
             from harness.vendor_env import IMPORT_LOCK
+            from harness.workers import usable_cores
 
             for n in order:
                 try:
@@ -178,7 +180,7 @@ class CellWorker:
                 except BaseException as e:  # noqa: BLE001 - reported by each of the metric's cells
                     self._ready[n].set_exception(e)
             self.startup = {"metrics": order, "ready": time.time(), "import_s": round(time.time() - began, 3),
-                            "import_cpu_s": round(time.thread_time(), 3)}
+                            "import_cpu_s": round(time.thread_time(), 3), "cores": usable_cores()}
             if on_ready is not None:
                 on_ready(self.startup)
 

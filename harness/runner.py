@@ -72,6 +72,9 @@ class RunOptions:
     workers: int = 1
     """Worker processes (``harness run --workers``, default there: the machine's cores); 1 scores in
     this process."""
+    pin_workers: bool = True
+    """With ``workers`` > 1 and no more workers than cores, keep each worker process on a core of its own
+    (:func:`harness.workers.worker_cores`); False: ``--no-pin``."""
     ray: str | None = None
     """``auto`` or a Ray cluster address: the workers are Ray actors there (``--ray``)."""
     reuse_cells: bool = True
@@ -254,7 +257,7 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
             from harness.workers import run_in_processes
 
             run_in_processes(spec, tasks(), workers, list(needed), on_done, batch=store.batch,
-                             on_ready=startup.append)
+                             on_ready=startup.append, pin=opts.pin_workers)
         else:
             asyncio.run(run_in_process(spec, tasks(), list(needed), cache, on_done,
                                        on_ready=lambda facts: startup.append({**facts, "worker": 0})))

@@ -14,6 +14,9 @@ Finished cells come back on a result queue and the runner writes them (store, ca
 events) one at a time: the runner is the only writer, so resume and a SIGKILL at any moment behave as
 with one process (a cell is in the store whole or not at all).
 
+With no more workers than cores, each worker stays on a core of its own (:func:`worker_cores`;
+``--no-pin`` turns it off): the threads of one worker then hand the GIL to one another on that core.
+
 A worker that dies (killed, out of memory) fails the run with a message; its finished cells are
 stored and a rerun with the same run id computes the rest. A worker whose runner died exits by itself.
 """
@@ -29,15 +32,39 @@ import time
 
 from harness.cellwork import WorkerFailed
 
-__all__ = ["WorkerFailed", "default_workers", "run_in_processes", "worker_main"]
+__all__ = ["WorkerFailed", "default_workers", "run_in_processes", "usable_cores", "worker_cores", "worker_main"]
+
+
+def usable_cores() -> list[int] | None:
+    """The cores this process may run on (its affinity mask), or None where the OS does not say."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return None
 
 
 def default_workers() -> int:
     """The machine's cores available to this process (``--workers`` default)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    return max(1, len(usable_cores() or ()) or os.cpu_count() or 1)
+
+
+def worker_cores(n: int) -> list[int] | None:
+    """The core each of ``n`` worker processes stays on, or None (the OS places them).
+
+    With no more workers than usable cores, worker ``i`` gets the ``i``-th core of this process's
+    affinity mask: a worker's threads (the event loop, the threads TruLens's synchronous calls run in,
+    the per-sentence threads TruLens starts) then hand the GIL to one another on one core instead of
+    being woken on the other core, where the other worker is running. Measured on 2 cores
+    (bench/README.md): pinned, each worker of a CPU-bound TruLens run keeps its core ~93 % busy, against
+    ~80 % when the OS moves its threads. More workers than cores: None (pinning would stack them).
+
+    >>> worker_cores(1) == [sorted(os.sched_getaffinity(0))[0]]
+    True
+    >>> worker_cores(len(os.sched_getaffinity(0)) + 1) is None
+    True
+    """
+    cores = usable_cores()
+    return cores[:n] if cores and n <= len(cores) else None
 
 
 QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
@@ -48,12 +75,13 @@ BURST = 64
 """At most this many finished cells waiting on the result queue are handed over together."""
 
 
-def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready=None) -> None:
+def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready=None, pin: bool = True) -> None:
     """Score every :class:`~harness.cellwork.CellTask` of the iterable ``tasks`` in ``n`` worker
     processes, calling ``on_done(CellDone)`` in this thread for each finished cell. ``batch``: a
     context-manager factory (the store's :meth:`~harness.store.RunStore.batch`) around the ``on_done``
     calls of the cells that were waiting together, so a burst of them is one commit. ``on_ready(facts)``:
-    a worker's start-up facts (:attr:`~harness.cellwork.CellWorker.startup`, with its index)."""
+    a worker's start-up facts (:attr:`~harness.cellwork.CellWorker.startup`, with its index and core).
+    ``pin``: keep each worker on a core of its own (:func:`worker_cores`) when there are enough cores."""
     import contextlib
 
     batch = batch or contextlib.nullcontext
@@ -67,7 +95,9 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
     ctx = mp.get_context("spawn")
     tasks_q = ctx.Queue(maxsize=max(2, 2 * n * spec.concurrency))
     results_q = ctx.Queue()
-    procs = [ctx.Process(target=worker_main, args=(spec, list(metrics), tasks_q, results_q, i, os.getpid()),
+    cores = worker_cores(n) if pin else None
+    procs = [ctx.Process(target=worker_main, args=(spec, list(metrics), tasks_q, results_q, i, os.getpid(),
+                                                    cores[i] if cores else None),
                          name=f"harness-worker-{i}", daemon=True) for i in range(n)]
     for p in procs:
         p.start()
@@ -139,8 +169,11 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
         feeder.join(5)
 
 
-def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int) -> None:
-    """A worker process: import the vendors once, then score cells until the runner says stop."""
+def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, core: int | None = None) -> None:
+    """A worker process: import the vendors once, then score cells until the runner says stop.
+    ``core``: the one core this process and every thread it starts stay on (None: any)."""
+    if core is not None:   # first, so every thread of this process inherits it
+        os.sched_setaffinity(0, {core})
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the runner's to handle
     # A cell finished as the runner went away must not print the queue's broken-pipe traceback onto the
     # terminal the runner shared (the runner says how to resume; this worker exits at once, below).

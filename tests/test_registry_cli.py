@@ -80,6 +80,7 @@ def test_run_prints_table_store_and_writes_csv(tmp_path):
     (["run", "--judge-model", "gpt-4o-mini-2024-07-18", "--judge-key-env", "HARNESS_TEST_UNSET_KEY"],
      "environment variable HARNESS_TEST_UNSET_KEY is not set"),
     (["run", "--concurrency", "0"], "--concurrency must be at least 1"),
+    (["run", "--ray", "auto", "--no-pin"], "--no-pin is for local worker processes"),
     (["run", "--divergence-threshold", "1.5"], "--divergence-threshold must be between 0 and 1, got 1.5"),
 ])
 def test_bad_options_exit_2(argv, message, capsys, tmp_path):

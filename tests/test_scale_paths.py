@@ -1,6 +1,7 @@
 """The harness's own cost paths of a worker run (issue 15): the store's burst writes and the plain
 thread pool behind the harness's own hops into threads."""
 import asyncio
+import os
 import threading
 
 import pytest
@@ -108,3 +109,32 @@ def test_a_run_keeps_each_workers_start_up_and_hands_out_cells_needing_no_import
         assert order == ["inhouse.span"] * 3 + ["ragas.faithfulness"] * 3
     else:
         assert order[0] == "inhouse.span"
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning two workers needs two cores")
+@pytest.mark.parametrize("pin", [True, False])
+def test_each_worker_stays_on_a_core_of_its_own_unless_told_not_to(canonical, tmp_path, pin):
+    """With no more workers than cores, each worker process runs on one core, a different one each
+    (its threads hand the GIL over on that core); ``--no-pin`` leaves them on every core of the runner.
+    The cores are those the worker process reports itself, from its import thread (any later thread
+    of the process inherits the same mask)."""
+    from harness.cases import CaseSet
+    from harness.runner import RunOptions, run
+    from harness.workers import worker_cores
+
+    mine = sorted(os.sched_getaffinity(0))
+    cases = CaseSet(canonical.path, canonical.cases[:2], canonical.sha256)
+    # inhouse.span has no vendor stack to import, so both workers report their start-up at once
+    out = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="p",
+                         progress=False, concurrency=2, workers=2, pin_workers=pin))
+    store = RunStore.open(out.store_path)
+    try:
+        cores = {w["worker"]: w["cores"] for w in store.meta("startup")}
+    finally:
+        store.close()
+    assert sorted(cores) == [0, 1]
+    if pin:
+        assert cores == {0: [mine[0]], 1: [mine[1]]} == {i: [c] for i, c in enumerate(worker_cores(2))}
+    else:
+        assert cores == {0: mine, 1: mine}
+    assert worker_cores(len(mine) + 1) is None     # more workers than cores: the OS places them

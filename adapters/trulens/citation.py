@@ -68,10 +68,13 @@ class TrulensCitation:
         if ids != [str(i) for i in range(1, len(ids) + 1)]:
             return CellResult.error(f"TruLens numbers passages [1]..[n] by position, but this case's context ids "
                                     f"are {ids}: the [N] markers would point elsewhere")
-        _, vendor = await asyncio.to_thread(load_vendor)
-        provider = vendor.make_provider(endpoint)
-        score, reasons = await asyncio.to_thread(
-            provider.citation_attribution_with_cot_reasons, case.question, list(case.context_texts), case.answer)
+
+        def call():   # one thread hop (load_vendor is a no-op once imported)
+            provider = load_vendor()[1].make_provider(endpoint)
+            return provider.citation_attribution_with_cot_reasons(case.question, list(case.context_texts),
+                                                                  case.answer)
+
+        score, reasons = await asyncio.to_thread(call)
         reason = str((reasons or {}).get("reason", ""))
         detail = {"markers": markers, "passages": len(ids)}
         if score == UNPARSABLE:

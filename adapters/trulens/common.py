@@ -100,12 +100,19 @@ def citation_markers(text: str) -> list[int]:
     return [int(m.group(1)) for m in CITATION_MARKER.finditer(text)]
 
 
+_LOADED: tuple = ()
+
+
 def load_vendor():
     """Import the TruLens stack once and install the shims; return ``(shims, provider)`` modules.
 
-    Blocking (about 3 s the first time): call it through ``asyncio.to_thread`` from ``score``.
-    Python's import lock makes concurrent first calls safe; :func:`_shims.apply` is idempotent.
+    Blocking (about 3 s the first time): call it from a thread (``score`` runs its whole TruLens call
+    in one). Later calls return the modules at once. Python's import lock makes concurrent first calls
+    safe; :func:`_shims.apply` is idempotent.
     """
+    global _LOADED
+    if _LOADED:
+        return _LOADED
     import logging
 
     # trulens logs "Package jsonschema not present in requirements." at import (a dashboard extra we
@@ -114,7 +121,8 @@ def load_vendor():
     from adapters.trulens import _provider, _shims
 
     _shims.apply()
-    return _shims, _provider
+    _LOADED = (_shims, _provider)
+    return _LOADED
 
 
 CARD_COMMON = """\

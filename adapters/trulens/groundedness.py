@@ -42,20 +42,20 @@ Source: the passages joined with a blank line, in retrieval order (no numbering)
 
 async def run_groundedness(case: Case, endpoint: Endpoint, *, variant: bool) -> CellResult:
     """Run either groundedness function on one case (shared by both adapters)."""
-    shims, vendor = await asyncio.to_thread(load_vendor)
-    provider = vendor.make_provider(endpoint)
     source = join_source(case)
 
-    def call():
+    def call():   # the whole TruLens call in one thread hop (load_vendor is a no-op once imported)
+        shims, vendor = load_vendor()
+        provider = vendor.make_provider(endpoint)
         if variant:
             out = provider.groundedness_measure_with_cot_reasons_consider_answerability(
                 source, case.answer, case.question, groundedness_configs=vendor.CONFIGS)
         else:
             out = provider.groundedness_measure_with_cot_reasons(
                 source, case.answer, groundedness_configs=vendor.CONFIGS)
-        return out, shims.sent_tokenize(case.answer)
+        return out, shims.sent_tokenize(case.answer), provider
 
-    (score, reasons), sentences = await asyncio.to_thread(call)
+    (score, reasons), sentences, provider = await asyncio.to_thread(call)
     return groundedness_result(case, score, reasons, sentences, provider.filter_log, variant=variant,
                                failures=provider.failures, fallbacks=provider.fallbacks)
 

@@ -51,6 +51,9 @@ def add_parser(sub):
     r.add_argument("--workers", type=int, metavar="N",
                    help="worker processes scoring cells, each importing the vendors once (default: the "
                         "machine's cores; 1: in this process)")
+    r.add_argument("--no-pin", action="store_true",
+                   help="let the OS move the worker processes between cores (default: with no more workers "
+                        "than cores, each worker stays on a core of its own)")
     r.add_argument("--recompute", action="store_true",
                    help="with --cache record/replay: run every cell's vendor code, even for a cell the cell cache "
                         "holds (same case, metric version, vendor versions, judge, every answer cached)")
@@ -192,6 +195,8 @@ def cmd_run(args) -> int:
         raise BadInput("--workers must be at least 1")
     if args.ray is not None and args.workers is not None:
         raise BadInput("--ray runs one worker per CPU of the cluster: leave out --workers")
+    if args.ray is not None and args.no_pin:
+        raise BadInput("--no-pin is for local worker processes: Ray places its actors itself")
     for ext in getattr(args, "extensions", ()):
         ext.check(args)
     try:
@@ -227,6 +232,7 @@ def cmd_run(args) -> int:
                       call_timeout_s=args.call_timeout, upstream_wrapper=faults, embeddings=embeddings,
                       metric_args={m: a for m, a in metric_args.items() if m in metrics},
                       prices=prices, cell_timeout_s=args.cell_timeout, workers=workers(args), ray=args.ray,
+                      pin_workers=not args.no_pin,
                       reuse_cells=not args.recompute)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
     if opts.metric_args:
