@@ -51,6 +51,16 @@ def plain_thread_pool(max_workers: int | None = None, prefix: str = "harness"):
     return cls(max_workers=max_workers, thread_name_prefix=prefix)
 
 
+def usable_cores() -> list[int] | None:
+    """The cores this process may run on (its affinity mask), or None where the OS does not say."""
+    import os
+
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return None
+
+
 class WorkerFailed(RuntimeError):
     """A worker process or actor failed or died; the finished cells are stored, the run can be resumed."""
 
@@ -170,7 +180,6 @@ class CellWorker:
 
         def load() -> None:
             from harness.vendor_env import IMPORT_LOCK
-            from harness.workers import usable_cores
 
             for n in order:
                 try:

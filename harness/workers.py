@@ -30,17 +30,9 @@ import sys
 import threading
 import time
 
-from harness.cellwork import WorkerFailed
+from harness.cellwork import WorkerFailed, usable_cores
 
 __all__ = ["WorkerFailed", "default_workers", "run_in_processes", "usable_cores", "worker_cores", "worker_main"]
-
-
-def usable_cores() -> list[int] | None:
-    """The cores this process may run on (its affinity mask), or None where the OS does not say."""
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return None
 
 
 def default_workers() -> int:
