@@ -72,7 +72,8 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
     processes, calling ``on_done(CellDone)`` in this thread for each finished cell. ``batch``: a
     context-manager factory (the store's :meth:`~harness.store.RunStore.batch`) around the ``on_done``
     calls of the cells that were waiting together, so a burst of them is one commit. ``on_ready(facts)``:
-    a worker's start-up facts (:attr:`~harness.cellwork.CellWorker.startup`, with its index and core).
+    a worker's start-up facts (:attr:`~harness.cellwork.CellWorker.startup`, with its index; its ``cores``
+    are those it ran on).
     ``pin``: keep each worker on a core of its own (:func:`worker_cores`) when there are enough cores."""
     import contextlib
 
@@ -165,7 +166,10 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
     """A worker process: import the vendors once, then score cells until the runner says stop.
     ``core``: the one core this process and every thread it starts stay on (None: any)."""
     if core is not None:   # first, so every thread of this process inherits it
-        os.sched_setaffinity(0, {core})
+        try:
+            os.sched_setaffinity(0, {core})
+        except OSError:    # a container that forbids it: the worker runs where the OS puts it
+            pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the runner's to handle
     # A cell finished as the runner went away must not print the queue's broken-pipe traceback onto the
     # terminal the runner shared (the runner says how to resume; this worker exits at once, below).
