@@ -5,16 +5,12 @@ import asyncio
 import os
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from harness.budget import DEFAULT_CELL_TIMEOUT_S
 from harness.cases import CaseSet, case_digest
-from harness.cellwork import (  # noqa: F401 - callers import them from here
-    CELL_GRACE_S, error_reason, judge_failures_are_errors, run_cell, score_cell)
-from harness.metric import Endpoint
-from harness.model import Case, CellResult
+from harness.model import Case
 from harness.store import RunStore, StoreWriteError
-from harness.upstream import Cell
 
 
 @dataclass(frozen=True)
@@ -208,68 +204,66 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
 
     cache = _open_cache(opts, mode)
     memo = None
-    if cache is not None and opts.reuse_cells and opts.upstream_wrapper is None:
-        from harness.cellmemo import CellMemo
+    try:  # the cell cache and the judge cache are closed whatever happens
+        if cache is not None and opts.reuse_cells and opts.upstream_wrapper is None:
+            from harness.cellmemo import CellMemo
 
-        memo = CellMemo(cache.path, store.spec(), run_id)
-    needed: dict[str, int] = {}   # metric -> cells left (a vendor is imported only if a cell needs it)
-    replayed = 0
-    for case in opts.cases:
-        for name in classes:
-            if left(case, name):
-                hit = memo.lookup(case.id, name, classes[name].version, digests[case.id]) if memo else None
-                if hit is not None:   # the cell cache: the same cell from the same cached answers
-                    store_done(store, None, None, hit)
-                    done[(case.id, name)] = (digests[case.id], classes[name].version)
-                    replayed += 1
-                else:
-                    needed[name] = needed.get(name, 0) + 1
-    total = sum(needed.values())
-    reused = len(opts.cases) * len(classes) - total - replayed
-    if replayed and opts.progress:
-        print(f"cell cache: {replayed} cell(s) reused (same case, metric version, vendor versions and judge; "
-              "every judge answer cached); --recompute runs their vendor code instead", file=sys.stderr)
-    if not total:
-        if opts.progress and not replayed:
-            print(f"resume: all {reused} cell(s) already finished; nothing to compute", file=sys.stderr)
-        if memo is not None:
-            memo.close()
-        if cache is not None:
-            cache.close()
-        return replayed, reused
-    workers = max(1, min(opts.workers, total))
-    spec = _worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1)
-    progress = Progress(total, reused, enabled=opts.progress)
-    startup: list = []
+            memo = CellMemo(cache.path, store.spec(), run_id)
+        needed: dict[str, int] = {}   # metric -> cells left (a vendor is imported only if a cell needs it)
+        replayed = 0
+        for case in opts.cases:
+            for name in classes:
+                if left(case, name):
+                    hit = memo.lookup(case.id, name, classes[name].version, digests[case.id]) if memo else None
+                    if hit is not None:   # the cell cache: the same cell from the same cached answers
+                        store_done(store, None, None, hit)
+                        done[(case.id, name)] = (digests[case.id], classes[name].version)
+                        replayed += 1
+                    else:
+                        needed[name] = needed.get(name, 0) + 1
+        total = sum(needed.values())
+        reused = len(opts.cases) * len(classes) - total - replayed
+        if replayed and opts.progress:
+            print(f"cell cache: {replayed} cell(s) reused (same case, metric version, vendor versions and judge; "
+                  "every judge answer cached); --recompute runs their vendor code instead", file=sys.stderr)
+        if not total:
+            if opts.progress and not replayed:
+                print(f"resume: all {reused} cell(s) already finished; nothing to compute", file=sys.stderr)
+            return replayed, reused
+        workers = max(1, min(opts.workers, total))
+        spec = _worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1)
+        progress = Progress(total, reused, enabled=opts.progress)
+        startup: list = []
 
-    def on_done(cell) -> None:
-        store_done(store, cache, opts.upstream_wrapper, cell)
-        if memo is not None:
-            memo.keep(cell)
-        progress.tick(cell.result.status)
+        def on_done(cell) -> None:
+            store_done(store, cache, opts.upstream_wrapper, cell)
+            if memo is not None:
+                memo.keep(cell)
+            progress.tick(cell.result.status)
 
-    try:
-        if opts.ray:
-            from harness.rayrun import run_on_ray
+        try:
+            if opts.ray:
+                from harness.rayrun import run_on_ray
 
-            run_on_ray(opts.ray, spec, tasks(), list(needed), on_done, concurrency=opts.concurrency, cells=total)
-        elif workers > 1:
-            from harness.workers import run_in_processes
+                run_on_ray(opts.ray, spec, tasks(), list(needed), on_done, concurrency=opts.concurrency, cells=total)
+            elif workers > 1:
+                from harness.workers import run_in_processes
 
-            run_in_processes(spec, tasks(), workers, list(needed), on_done, batch=store.batch,
-                             on_ready=startup.append, pin=opts.pin_workers)
-        else:
-            asyncio.run(run_in_process(spec, tasks(), list(needed), cache, on_done,
-                                       on_ready=lambda facts: startup.append({**facts, "worker": 0})))
+                run_in_processes(spec, tasks(), workers, list(needed), on_done, batch=store.batch,
+                                 on_ready=startup.append, pin=opts.pin_workers)
+            else:
+                asyncio.run(run_in_process(spec, tasks(), list(needed), cache, on_done,
+                                           on_ready=lambda facts: startup.append({**facts, "worker": 0})))
+        finally:
+            progress.close()
+        if startup:   # each worker's vendor imports (start-up, paid once per worker process)
+            store.write_meta("startup", sorted(startup, key=lambda f: f["worker"]))
+        return total + replayed, reused
     finally:
-        progress.close()
         if memo is not None:
             memo.close()
         if cache is not None:
             cache.close()
-    if startup:   # each worker's vendor imports (start-up, paid once per worker process)
-        store.write_meta("startup", sorted(startup, key=lambda f: f["worker"]))
-    return total + replayed, reused
 
 
 def status_counts(store: RunStore) -> dict:

@@ -21,7 +21,7 @@ def score_cases(metric: str, cases: list[Case], *, run: str = "test", concurrenc
     """Score ``cases`` with ``metric`` (reference judge unless ``upstream`` is given)."""
     from harness import registry
     from harness.http import Pools
-    from harness.runner import run_cell
+    from harness.cellwork import run_cell
     from harness.transport import GatewayTransport
 
     cls = registry.get(metric)
