@@ -90,7 +90,7 @@ def locate(unit: str, answer: str, min_score: float = FUZZY_MIN) -> Location:
     aw, aspans = fold(answer)
     if not uw or not aw:
         return Location(None, "not_located", 0.0)
-    at = _find_run(uw, aw)
+    at = find_run(uw, aw)
     if at is not None:
         return Location((aspans[at][0], aspans[at + len(uw) - 1][1]), "normalised", 1.0)
     best = max(_word_window(uw, aw), _char_alignment(uw, aw), key=lambda c: c[0])
@@ -100,9 +100,14 @@ def locate(unit: str, answer: str, min_score: float = FUZZY_MIN) -> Location:
     return Location((aspans[i][0], aspans[j][1]), "fuzzy", float(score))
 
 
-def _find_run(needle: list[str], hay: list[str]) -> int | None:
+def find_run(needle: list[str], hay: list[str], start: int = 0) -> int | None:
+    """Where the word list ``needle`` first occurs as a run in ``hay``, at or after ``start`` (None: nowhere).
+
+    >>> find_run(["to", "350"], ["heat", "to", "350", "f"]), find_run(["to"], ["to", "x", "to"], 1)
+    (1, 2)
+    """
     n = len(needle)
-    for i in range(len(hay) - n + 1):
+    for i in range(start, len(hay) - n + 1):
         if hay[i:i + n] == needle:
             return i
     return None

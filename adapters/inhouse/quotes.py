@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from harness.aligner import fold, locate
+from harness.aligner import find_run, fold, locate
 from harness.spans import find_verbatim, sentence_spans
 
 _ELLIPSIS = re.compile(r"\s*(?:\[\s*(?:\.\.\.|\u2026)\s*\]|\.{3,}|\u2026)\s*")
@@ -69,20 +69,12 @@ def locate_quote(quote: str, text: str, *, strict: bool = False) -> QuoteMatch |
     tw, tspans = fold(text)
     found, pos = [], 0
     for p in pieces:
-        at = _run(p, tw, pos)
+        at = find_run(p, tw, pos)
         if at is None:
             return None
         found.append((tspans[at][0], tspans[at + len(p) - 1][1]))
         pos = at + len(p)
     return QuoteMatch(found[0][0], found[-1][1], "near", tuple(found))
-
-
-def _run(needle: list[str], hay: list[str], start: int) -> int | None:
-    n = len(needle)
-    for i in range(start, len(hay) - n + 1):
-        if hay[i:i + n] == needle:
-            return i
-    return None
 
 
 def nearest_passage(quote: str, text: str, limit: int = 160) -> str:
