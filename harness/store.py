@@ -3,7 +3,7 @@
 Tables (``RunStore.open(path).cells()`` etc. return DataFrames):
 
 - ``meta``: the run spec as JSON (key ``spec``); each worker's start-up (key ``startup``: its vendor
-  imports, when they were ready, their wall and CPU seconds);
+  imports, when they were ready, their wall and CPU seconds, the cores it ran on);
 - ``cases``: every case of the run as a JSONL object of the case format, with its digest, so a
   report never needs the case file (which may have moved or changed since);
 - ``cells``: one row per (case, metric): status, score, reason, flags, detail, the ledger
@@ -177,12 +177,11 @@ class RunStore:
             raise
 
     def write_spec(self, spec: dict) -> None:
-        with self._transaction() as cur:
-            cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('spec', ?)", (_json(spec),))
+        self.write_meta("spec", spec)
 
     def write_meta(self, key: str, value) -> None:
-        """Keep a fact of the run as JSON under ``key`` (``startup``: each worker's vendor imports: which,
-        when ready, wall and CPU seconds)."""
+        """Keep a fact of the run as JSON under ``key`` (``spec``: the run spec; ``startup``: each worker's
+        vendor imports: which, when ready, wall and CPU seconds, its cores)."""
         with self._transaction() as cur:
             cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, _json(value)))
 
@@ -192,8 +191,7 @@ class RunStore:
         return json.loads(row[0]) if row else None
 
     def spec(self) -> dict:
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()
-        return json.loads(row[0]) if row else {}
+        return self.meta("spec") or {}
 
     # --- cases -------------------------------------------------------------------------------
 
