@@ -305,7 +305,8 @@ def main() -> None:
     # (1, N, N unpinned, 1, ...) so that a slow spell of a shared machine falls on all; the best run of each
     # counts (the usual reading of noisy timings)
     big = copies(nbig, os.path.join(tmp, "big.jsonl"))
-    kinds = {"1": ["--workers", "1"], "N": ["--workers", str(cores)], "N-unpinned": ["--workers", str(cores), "--no-pin"]}
+    kinds = {"1": ["--workers", "1"], "N": ["--workers", str(cores)],
+             "N-unpinned": ["--workers", str(cores), "--no-pin"]}
     runs: dict = {k: [] for k in kinds}
     for i in range(3):
         for k, flags in kinds.items():

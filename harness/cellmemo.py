@@ -63,7 +63,6 @@ class CellMemo:
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA busy_timeout=10000")
         self._db.execute(TABLE)
-        self.reused = 0
 
     def close(self) -> None:
         self._db.close()
@@ -83,7 +82,6 @@ class CellMemo:
             have = self._db.execute(f"SELECT COUNT(*) FROM responses WHERE key IN ({marks})", tuple(keys)).fetchone()[0]
             if have != len(keys):
                 return None
-        self.reused += 1
         return _replayed(d, self.run_id, case_id, metric, version, digest)
 
     def keep(self, done) -> None:
@@ -120,7 +118,6 @@ def _replayed(d: dict, run_id: str, case_id: str, metric: str, version: str, dig
 
     cell = Cell(run_id, case_id, metric)
     book = Gateway(_NoUpstream())
-    calls = []
     for c in d["calls"]:
         fields = _known(CallRecord, {**c, "cell": cell})
         rec = CallRecord(**{**fields, "cached": True, "attempts": 0, "latency_ms": 0.0, "ok": True, "error": None})

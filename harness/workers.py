@@ -32,7 +32,7 @@ import time
 
 from harness.cellwork import WorkerFailed, usable_cores
 
-__all__ = ["WorkerFailed", "default_workers", "run_in_processes", "usable_cores", "worker_cores", "worker_main"]
+__all__ = ["WorkerFailed", "default_workers", "run_in_processes", "worker_cores", "worker_main"]
 
 
 def default_workers() -> int:

@@ -105,7 +105,8 @@ def _same_text(a, b) -> bool:
     """
     from harness.aligner import fold
 
-    return bool(fold(str(a))[0]) and fold(str(a))[0] == fold(str(b))[0]
+    folded = fold(str(a))[0]
+    return bool(folded) and folded == fold(str(b))[0]
 
 
 def judged_unit(index: int, text: str, entry: dict, span, case: Case) -> UnitVerdict:
