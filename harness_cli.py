@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.commands import judge, metrics, run, validate
-from harness.errors import BadInput
-from harness.importers import cli as import_
+from harness.cli import judge, metrics, run, validate
+from harness.core.errors import BadInput
+from harness.cases.importers import cli as import_
 from reports.commands import agree, cards, check, compare, export, report, run_report
 
 COMMANDS = (run, metrics, report, agree, cards, check, compare, export, import_, validate, judge)
@@ -61,7 +61,7 @@ def version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI; everything it prints (and every library it drives prints) passes the secret scrubber."""
-    from harness.redact import ScrubbingStream
+    from harness.core.redact import ScrubbingStream
 
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)

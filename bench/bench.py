@@ -229,8 +229,8 @@ def inhouse_cost(n: int, profile_top: int) -> None:
     import dataclasses
     import pstats
 
-    from harness.cases import CaseSet, load_cases
-    from harness.runner import RunOptions, run
+    from harness.cases.load import CaseSet, load_cases
+    from harness.run.runner import RunOptions, run
 
     base = load_cases(CANONICAL)
     cs = CaseSet(base.path, tuple(dataclasses.replace(c, id=f"{c.id}--p{i}") for i in range(n) for c in base),
@@ -270,7 +270,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small runs (a smoke test of the bench itself)")
     ap.add_argument("--out", help="keep the runs here (default: a temporary directory)")
     a = ap.parse_args()
-    from harness.workers import default_workers
+    from harness.run.workers import default_workers
 
     cores = default_workers()
     n100, n184, ncpu, ninh, nbig = (23, 46, 46, 4, 48) if a.quick else (100, 184, 184, 40, 480)

@@ -18,9 +18,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from harness.cases import CaseSet, load_cases  # noqa: E402
-from harness.runner import JudgeConfig, RunOptions, run  # noqa: E402
-from harness.store import RunStore  # noqa: E402
+from harness.cases.load import CaseSet, load_cases  # noqa: E402
+from harness.run.runner import JudgeConfig, RunOptions, run  # noqa: E402
+from harness.store.runstore import RunStore  # noqa: E402
 
 
 def cases(copies: int) -> CaseSet:

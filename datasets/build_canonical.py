@@ -15,7 +15,7 @@ Usage (from the repository root)::
     .venv/bin/python datasets/build_canonical.py --show     # print each answer's sentences and labels
 
 The output is deterministic: two runs give byte-identical files. After writing, the file is
-loaded with ``harness.cases.load_cases`` and the build fails if that loader rejects it.
+loaded with ``harness.cases.load.load_cases`` and the build fails if that loader rejects it.
 
 Facts come from the two seed articles in ``shared/seeds``; every sentence is written for this
 project. Licence: Apache-2.0, like the rest of the repository.
@@ -637,7 +637,7 @@ def validate(path: str) -> int:
     """Load ``path`` with the harness loader; return the number of cases (raises on any problem)."""
     if ROOT not in sys.path:
         sys.path.insert(0, ROOT)
-    from harness.cases import load_cases
+    from harness.cases.load import load_cases
 
     return len(load_cases(path))
 

@@ -3,7 +3,7 @@
 ``harness.evaluate(cases, metrics=None, judge=None, **options)`` is the Python API (see
 :mod:`harness.api`); it is imported on first use, so ``harness --help`` stays instant.
 """
-from harness.vendor_env import quiet_vendors as _quiet_vendors
+from harness.metric.vendor_env import quiet_vendors as _quiet_vendors
 
 _quiet_vendors()
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 RUN_OPTIONS = ("cache_mode", "cache_path", "concurrency", "out_dir", "run_id", "progress", "cell_timeout_s",
                "retry_attempts", "call_timeout_s")
-"""Keyword options passed on to :class:`harness.runner.RunOptions`."""
+"""Keyword options passed on to :class:`harness.run.runner.RunOptions`."""
 
 
 @dataclass
@@ -36,7 +36,7 @@ class EvalResult:
 
     def _table(self, name: str):
         if name not in self._tables:
-            from harness.store import RunStore
+            from harness.store.runstore import RunStore
 
             store = RunStore.open(self.store_path)
             try:
@@ -71,13 +71,13 @@ def evaluate(cases, metrics=None, judge=None, *, report: bool = True, divergence
     """Score ``cases`` with ``metrics`` through one judge, like ``harness run``.
 
     Args:
-        cases: a case file path (JSONL), a :class:`harness.cases.CaseSet`, a list of dicts, a pandas
+        cases: a case file path (JSONL), a :class:`harness.cases.load.CaseSet`, a list of dicts, a pandas
             DataFrame, or a Ragas / DeepEval ``EvaluationDataset``. Rows use the harness's field names, or Ragas' (``user_input``,
             ``retrieved_contexts``, ``response``, ``reference``) or DeepEval's (``input``,
             ``actual_output``, ``retrieval_context``, ``expected_output``).
         metrics: None (every registered metric), a comma-separated string or a list of names or vendor
             prefixes, e.g. ``["inhouse.span", "deepeval"]``.
-        judge: None (the offline reference judge), a :class:`harness.runner.JudgeConfig`, or a dict of
+        judge: None (the offline reference judge), a :class:`harness.run.runner.JudgeConfig`, or a dict of
             its fields (``url``, ``model``, ``key_env``).
         report: build the HTML and Markdown report (default True).
         divergence_threshold: the report's divergence threshold (default as ``harness run``).
@@ -93,7 +93,7 @@ def evaluate(cases, metrics=None, judge=None, *, report: bool = True, divergence
     unknown = sorted(set(options) - set(RUN_OPTIONS))
     if unknown:
         raise TypeError(f"evaluate() got unknown option(s) {', '.join(unknown)}; known: {', '.join(RUN_OPTIONS)}")
-    from harness.runner import RunOptions
+    from harness.run.runner import RunOptions
 
     opts = RunOptions(cases=case_set(cases), metrics=metric_names(metrics), judge=judge_config(judge), **options)
     return in_own_loop(_evaluate, opts, report, divergence_threshold)
@@ -111,7 +111,7 @@ def in_own_loop(fn, *args):
 
 
 def _evaluate(opts, report: bool, threshold: float | None) -> EvalResult:
-    from harness.runner import run
+    from harness.run.runner import run
 
     outcome = run(opts)
     report_path = build_report(outcome.run_dir, threshold) if report else None
@@ -135,16 +135,16 @@ def build_report(run_dir: str, threshold: float | None) -> str | None:
 
 
 def case_set(cases):
-    """A :class:`harness.cases.CaseSet` from a path, a CaseSet, a list of dicts or a DataFrame."""
-    from harness.cases import CaseSet, load_cases, parse_case
-    from harness.columns import dialect, rows_of, to_case_object
-    from harness.defaults import resolve_cases
+    """A :class:`harness.cases.load.CaseSet` from a path, a CaseSet, a list of dicts or a DataFrame."""
+    from harness.cases.load import CaseSet, load_cases, parse_case
+    from harness.cases.columns import dialect, rows_of, to_case_object
+    from harness.cases.defaults import resolve_cases
 
     if isinstance(cases, CaseSet):
         return cases
     if isinstance(cases, (str, os.PathLike)):
         return load_cases(resolve_cases(os.fspath(cases)))
-    from harness.importers.rows import RowProblem
+    from harness.cases.importers.rows import RowProblem
 
     rows = rows_of(cases)
     if not rows:
@@ -168,14 +168,14 @@ def case_set(cases):
 
 def metric_names(metrics) -> list[str]:
     """Registered names from None, a comma-separated string or a list."""
-    from harness import registry
+    from harness.metric import registry
 
     if metrics is not None and not isinstance(metrics, str):
         metrics = list(metrics)
         if not metrics:
             raise ValueError("no metrics selected (metrics=None means all)")
     spec = metrics if metrics is None or isinstance(metrics, str) else ",".join(metrics)
-    from harness.extras import select
+    from harness.metric.extras import select
 
     names, notes = select(spec, registry.resolve(spec))
     for note in notes:
@@ -188,8 +188,8 @@ def metric_names(metrics) -> list[str]:
 
 
 def judge_config(judge):
-    """A :class:`harness.runner.JudgeConfig` from None, a JudgeConfig or a dict of its fields."""
-    from harness.runner import JudgeConfig
+    """A :class:`harness.run.runner.JudgeConfig` from None, a JudgeConfig or a dict of its fields."""
+    from harness.run.runner import JudgeConfig
 
     if judge is None:
         return JudgeConfig()

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from reports.divergence import DEFAULT_THRESHOLD
-from reports.header import VENDOR_PACKAGES, judge_lines, versions  # noqa: F401 - re-exported
+from reports.model.divergence import DEFAULT_THRESHOLD
+from reports.model.header import VENDOR_PACKAGES, judge_lines, versions  # noqa: F401 - re-exported
 
 @dataclass
 class Report:
@@ -26,10 +26,10 @@ class Report:
     totals: tuple[int, int, int]
     cost_png: bytes = field(repr=False)
     extra: list = field(default_factory=list)
-    """More sections as ``reports.blocks.Block`` (agreement with human labels, the similarity cascade),
+    """More sections as ``reports.model.blocks.Block`` (agreement with human labels, the similarity cascade),
     rendered by both the HTML and the Markdown report."""
     agreement: list | None = None
-    """Per-metric agreement with the human labels (``reports.agreement.compute``)."""
+    """Per-metric agreement with the human labels (``reports.model.agreement.compute``)."""
 
     @property
     def names(self) -> dict[str, str]:
@@ -55,14 +55,19 @@ class Built:
 
 def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
     """All sections of the report for one run."""
-    from reports import cost, divergence, evidence, matrix, plots, stats
+    from reports.model import cost
+    from reports.model import divergence
+    from reports.model import evidence
+    from reports.model import matrix
+    from reports.render import plots
+    from reports.model import stats
 
     cells = matrix.build(data)
     shorts = {m: data.info[m].short_name for m in data.metrics}
     costs = cost.per_metric(data)
     rep = Report(data, threshold, cells, divergence.find(data, threshold), stats.summarise(data), costs,
                  evidence.shares(data), cost.totals(data), plots.cost_chart(costs, shorts))
-    from reports import agreement
+    from reports.model import agreement
 
     rep.agreement = agreement.compute(data)
     rep.extra = extra_sections(data, rep.names, rep.agreement)
@@ -70,8 +75,9 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
 
 
 def extra_sections(data, names: dict[str, str], agreement_results: list) -> list:
-    """The agreement and cascade sections (``reports.blocks.Block``), in report order."""
-    from reports import agreement_section, cascade
+    """The agreement and cascade sections (``reports.model.blocks.Block``), in report order."""
+    from reports.model import agreement_section
+    from reports.model import cascade
 
     blocks = [agreement_section.section(data, agreement_results, names), cascade.section(cascade.summarise(data))]
     return [b for b in blocks if b is not None]
@@ -80,10 +86,11 @@ def extra_sections(data, names: dict[str, str], agreement_results: list) -> list
 def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRESHOLD,
           cases_path: str | None = None, runs_dir: str = "reports/out", prices: dict | None = None) -> Built:
     """Build and write the report of RUN (a run directory, a store path, or a run id under ``runs_dir``);
-    ``prices`` (``harness.accounting.prices_from_args``) replaces the price table the run recorded."""
-    from harness.redact import register_judge_key, scrub
-    from reports import html, markdown
-    from reports.data import load_run
+    ``prices`` (``harness.judge.accounting.prices_from_args``) replaces the price table the run recorded."""
+    from harness.core.redact import register_judge_key, scrub
+    from reports.render import html
+    from reports.render import markdown
+    from reports.model.data import load_run
 
     data = load_run(run, runs_dir, cases_path)
     if prices is not None:

@@ -22,7 +22,7 @@ EXPERIMENT = "groundedness-harness"
 
 def tables(store_path: str) -> dict:
     """name -> DataFrame for every exported table (JSON text columns parsed back to values)."""
-    from harness.store import RunStore
+    from harness.store.runstore import RunStore
 
     store = RunStore.open(store_path)
     try:
@@ -51,10 +51,10 @@ def to_parquet(store_path: str, dest: str) -> list[str]:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        from harness.extras import install_line
+        from harness.metric.extras import install_line
 
         raise RuntimeError(f"--format parquet needs pyarrow: {install_line('parquet')}") from None
-    from harness.store import RunStore
+    from harness.store.runstore import RunStore
 
     os.makedirs(dest, exist_ok=True)
     store = RunStore.open(store_path)
@@ -121,12 +121,12 @@ def to_mlflow(run_dir: str, store_path: str, tracking_dir: str, experiment: str 
     try:
         from mlflow.tracking import MlflowClient
     except ImportError:
-        from harness.extras import install_line
+        from harness.metric.extras import install_line
 
         raise RuntimeError(f"--format mlflow needs MLflow: {install_line('mlflow')}") from None
     import tempfile
 
-    from harness.store import RunStore
+    from harness.store.runstore import RunStore
 
     store = RunStore.open(store_path)
     try:

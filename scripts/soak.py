@@ -5,7 +5,7 @@
     .venv/bin/python scripts/soak.py --cases 50 --metrics inhouse.span,ragas   # a quick one
 
 The cases are copies of the canonical ones with new ids (``<id>--soak-0001`` ...). The judge is the
-reference judge wrapped in ``harness.faults`` (HTTP 500, 429 with Retry-After, hangs past the call
+reference judge wrapped in ``harness.judge.faults`` (HTTP 500, 429 with Retry-After, hangs past the call
 timeout, malformed, truncated and wrong-schema replies), seeded so a run replays. The harness's own
 settings are used (4 attempts per call, 0.5 s exponential backoff, Retry-After honoured) except the
 per-call timeout, 2 s instead of 120 s, so a hang costs 2 s.
@@ -78,7 +78,7 @@ def origin(case_id: str) -> str:
 
 
 def read_store(path: str):
-    from harness.store import RunStore
+    from harness.store.runstore import RunStore
 
     s = RunStore.open(path)
     try:
@@ -118,10 +118,10 @@ def compare(cells, baseline) -> tuple[Counter, list]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from harness import registry
-    from harness.cases import load_cases
-    from harness.faults import FaultInjector, FaultSpec
-    from harness.runner import RunOptions, run
+    from harness.metric import registry
+    from harness.cases.load import load_cases
+    from harness.judge.faults import FaultInjector, FaultSpec
+    from harness.run.runner import RunOptions, run
 
     metrics = registry.resolve(args.metrics)
     spec = FaultSpec.parse(args.faults)

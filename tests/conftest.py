@@ -11,7 +11,7 @@ if ROOT not in sys.path:
 
 @pytest.fixture(scope="session")
 def canonical():
-    from harness.cases import load_cases
+    from harness.cases.load import load_cases
 
     return load_cases(CANONICAL)
 

@@ -1,5 +1,5 @@
 """Golden tables: ``<metric folder>/golden/<metric>.csv`` (found through the registered class, see
-``harness.metric.golden_path``) with columns case_id, expected, reasoning.
+``harness.metric.protocol.golden_path``) with columns case_id, expected, reasoning.
 
 ``expected`` is a number (compared with an absolute tolerance of 1e-6) or one of ``NON_SCORES``;
 ``reasoning`` is one line derived by hand from the metric's definition and the annotation.
@@ -21,8 +21,8 @@ TOLERANCE = 1e-6
 
 def golden_file(metric: str) -> str:
     """Where ``metric``'s golden table lives (next to its adapter module)."""
-    from harness import registry
-    from harness.metric import golden_path
+    from harness.metric import registry
+    from harness.metric.protocol import golden_path
 
     return golden_path(registry.get(metric))
 
@@ -45,7 +45,7 @@ def golden(metric: str) -> dict[str, dict]:
 def canonical_results(metric: str) -> dict:
     """case id -> ``Scored`` for ``metric`` on every canonical case, reference judge, real gateway
     (computed once per session)."""
-    from harness.cases import load_cases
+    from harness.cases.load import load_cases
     from tests.scoring import score_cases
 
     return score_cases(metric, list(load_cases(CANONICAL)))

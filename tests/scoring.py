@@ -4,9 +4,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from harness.gateway import CallRecord, Gateway
-from harness.model import Case, CellResult, Ledger
-from harness.upstream import ReferenceUpstream, RetryPolicy
+from harness.judge.gateway import CallRecord, Gateway
+from harness.core.records import Case, CellResult, Ledger
+from harness.judge.upstream import ReferenceUpstream, RetryPolicy
 
 
 @dataclass
@@ -19,10 +19,10 @@ class Scored:
 def score_cases(metric: str, cases: list[Case], *, run: str = "test", concurrency: int = 4,
                 upstream=None, policy: RetryPolicy | None = None) -> dict[str, Scored]:
     """Score ``cases`` with ``metric`` (reference judge unless ``upstream`` is given)."""
-    from harness import registry
-    from harness.http import Pools
-    from harness.cellwork import run_cell
-    from harness.transport import GatewayTransport
+    from harness.metric import registry
+    from harness.metric.http import Pools
+    from harness.run.cellwork import run_cell
+    from harness.judge.transport import GatewayTransport
 
     cls = registry.get(metric)
     up = upstream or ReferenceUpstream({(run, c.id): c for c in cases})

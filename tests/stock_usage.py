@@ -140,7 +140,7 @@ def stock(metric: str, url: str, model: str, cases) -> dict:
 def main(argv: list[str]) -> int:  # pragma: no cover - exercised through the parity test
     """``URL MODEL METRIC[,METRIC...]``: stock outcomes on the canonical cases, as one JSON line."""
     import harness  # noqa: F401 - the vendor switches (telemetry off) before any vendor import
-    from harness.cases import load_cases
+    from harness.cases.load import load_cases
     from tests.conftest import CANONICAL
 
     url, model, metrics = argv[0], argv[1], argv[2].split(",")

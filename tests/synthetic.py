@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness.model import CellResult, Ledger, Quote, UnitVerdict
+from harness.core.records import CellResult, Ledger, Quote, UnitVerdict
 
 SYNTHETIC_METRICS = ("inhouse.span", "ragas.faithfulness", "ragas.response_groundedness",
                      "deepeval.faithfulness", "deepeval.faithfulness_penalized", "trulens.groundedness",
@@ -28,8 +28,8 @@ def _claim_units(case, raw_of, norm_of, kind="claim"):
 
 def synthetic_cell(metric: str, case) -> CellResult:
     """What ``metric``'s definition gives on ``case`` under the reference label table (imitation)."""
-    from harness import registry
-    from harness.spans import sentence_spans
+    from harness.metric import registry
+    from harness.core.spans import sentence_spans
 
     from adapters.ragas.judge import rg_rating
     from adapters.trulens.judge import sentence_score
@@ -96,9 +96,9 @@ def synthetic_cell(metric: str, case) -> CellResult:
 def synthetic_run(run_dir: str, cases, metrics=SYNTHETIC_METRICS, cases_path: str | None = None,
                   run_id: str = "synthetic") -> str:
     """Write a synthetic store into ``run_dir``; return the store path."""
-    from harness.cases import case_digest
-    from harness.reference import approx_tokens
-    from harness.store import RunStore
+    from harness.cases.load import case_digest
+    from harness.judge.reference import approx_tokens
+    from harness.store.runstore import RunStore
 
     store = RunStore.create(run_dir)
     try:

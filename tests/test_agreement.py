@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-from reports import agreement_stats as A
+from reports.model import agreement_stats as A
 
 
 # Ten answers: the first four ungrounded by the humans. Scores: higher = better grounded.

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import harness
-from harness.columns import dialect, to_case_object
+from harness.cases.columns import dialect, to_case_object
 from tests.conftest import CANONICAL
 
 

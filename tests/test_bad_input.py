@@ -31,7 +31,7 @@ def _args(entry, path: str) -> list[str]:
 
 
 def _expected(entry, path: str) -> str:
-    from harness import registry
+    from harness.metric import registry
 
     known = ", ".join(registry.names())
     return "\n".join(line.replace("{path}", path).replace("{known}", known) for line in entry["stderr"]) + "\n"
@@ -88,7 +88,7 @@ def test_the_valid_base_file_runs_and_exits_0(tmp_path, capsys):
 
 
 def test_a_utf8_bom_is_accepted():
-    from harness.cases import load_cases
+    from harness.cases.load import load_cases
 
     path = os.path.join(HERE, "utf8_bom.jsonl")
     assert open(path, "rb").read(3) == b"\xef\xbb\xbf"
@@ -99,7 +99,7 @@ def test_a_utf8_bom_is_accepted():
 def test_an_unreadable_case_file(tmp_path, capsys, monkeypatch):
     """A PermissionError reading the file is one line, not a traceback (root reads any file, so the
     open is made to fail the way it does for a normal user)."""
-    import harness.cases as cases_mod
+    import harness.cases.load as cases_mod
     from harness_cli import main
 
     path = tmp_path / "locked.jsonl"
@@ -145,7 +145,7 @@ def test_judge_serve_on_a_bad_or_busy_port(port, message):
 
 
 def test_the_run_api_refuses_a_run_id_that_is_not_a_name(canonical, tmp_path):
-    from harness.runner import RunOptions, run
+    from harness.run.runner import RunOptions, run
 
     for bad in ("../escape", str(tmp_path / "abs"), "..", "x" * 101):
         with pytest.raises(ValueError, match="--run-id"):

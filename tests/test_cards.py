@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from reports.cards import generate, write_cards
+from reports.cards.generate import generate, write_cards
 from tests.synthetic import canonical_run
 from tests.conftest import ROOT
 
@@ -29,7 +29,7 @@ def test_committed_cards_are_current(cards):
 
 
 def test_one_card_per_registered_metric(cards):
-    from harness import registry
+    from harness.metric import registry
 
     assert sorted(cards) == sorted(f"{m}.md" for m in registry.names())
 

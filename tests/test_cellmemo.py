@@ -4,8 +4,8 @@ import sqlite3
 
 import pytest
 
-from harness.cases import CaseSet
-from harness.runner import RunOptions, run
+from harness.cases.load import CaseSet
+from harness.run.runner import RunOptions, run
 from tests.test_workers import _store
 
 METRICS = ["inhouse.span", "trulens.citation", "ragas.faithfulness"]
@@ -17,7 +17,7 @@ def _opts(cases, tmp_path, run_id, mode, **kw):
 
 
 def test_a_replay_reuses_cells_and_stores_what_running_the_vendors_stores(canonical, tmp_path, monkeypatch):
-    import harness.workers
+    import harness.run.workers
 
     cases = CaseSet(canonical.path, canonical.cases[:8], canonical.sha256)
     rec = run(_opts(cases, tmp_path, "rec", "record", workers=1))
@@ -26,7 +26,7 @@ def test_a_replay_reuses_cells_and_stores_what_running_the_vendors_stores(canoni
     def no_workers(*a, **k):
         raise AssertionError("a replay whose cells are all cached starts no worker")
 
-    monkeypatch.setattr(harness.workers, "run_in_processes", no_workers)
+    monkeypatch.setattr(harness.run.workers, "run_in_processes", no_workers)
     fast = run(_opts(cases, tmp_path, "fast", "replay", workers=2))
     assert fast.computed == 24 and fast.counts == full.counts == rec.counts
     assert _store(fast.store_path) == _store(full.store_path)
@@ -51,7 +51,7 @@ def test_a_cell_whose_answer_left_the_cache_runs_again(canonical, tmp_path):
 
 
 def test_faulted_and_errored_cells_are_never_kept(canonical, tmp_path):
-    from harness.faults import FaultInjector, FaultSpec
+    from harness.judge.faults import FaultInjector, FaultSpec
 
     cases = CaseSet(canonical.path, canonical.cases[:3], canonical.sha256)
     run(_opts(cases, tmp_path, "f", "record", workers=1,
@@ -63,7 +63,7 @@ def test_faulted_and_errored_cells_are_never_kept(canonical, tmp_path):
 
 @pytest.mark.parametrize("change", ["judge", "packages"])
 def test_the_key_covers_the_judge_and_the_vendor_versions(change):
-    from harness.cellmemo import cell_key
+    from harness.run.cellmemo import cell_key
 
     spec = {"judge": {"kind": "http", "url": "u", "model": "m", "reference_version": None},
             "packages": {"ragas": "0.4.3"}}

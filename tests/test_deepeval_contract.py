@@ -141,7 +141,7 @@ def test_deepevals_registry_picks_structured_output_as_in_stock_use(model, kind)
     from deepeval.models import OpenAIModel
 
     from adapters.deepeval._model import GatewayModel
-    from harness.metric import Endpoint
+    from harness.metric.protocol import Endpoint
 
     endpoint = Endpoint("http://127.0.0.1:9/cell/r/c/deepeval.faithfulness/v1", model)
     stock = OpenAIModel(model=model, base_url=endpoint.base_url, api_key="x")

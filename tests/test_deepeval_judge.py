@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from harness.metric import Endpoint, JudgeRequest, UnrecognisedRequest
+from harness.metric.protocol import Endpoint, JudgeRequest, UnrecognisedRequest
 from tests.contracts.deepeval_case import CASE, fill, load_fixture
 
 from adapters.deepeval import judge
@@ -92,7 +92,7 @@ def test_unknown_prompt_is_unrecognised():
 
 @pytest.fixture
 def endpoint():
-    from harness.http import Pools
+    from harness.metric.http import Pools
 
     return Endpoint("http://127.0.0.1:9/cell/r/c/deepeval.faithfulness/v1", "reference-judge", pool=Pools())
 

@@ -1,4 +1,4 @@
-"""Fault injection (harness/faults.py) and the harness-owned retries, through the real gateway.
+"""Fault injection (harness/judge/faults.py) and the harness-owned retries, through the real gateway.
 
 Every check reads what was recorded (the injector's attempt log, the gateway ledger and call
 records), never the wall clock of the test.
@@ -10,10 +10,10 @@ import threading
 import httpx
 import pytest
 
-from harness.cache import request_key
-from harness.faults import KINDS, FaultInjector, FaultSpec, FaultyUpstream, corrupt, decide
-from harness.gateway import Gateway
-from harness.upstream import HttpUpstream, ReferenceUpstream, RetryPolicy, UpstreamError
+from harness.judge.cache import request_key
+from harness.judge.faults import KINDS, FaultInjector, FaultSpec, FaultyUpstream, corrupt, decide
+from harness.judge.gateway import Gateway
+from harness.judge.upstream import HttpUpstream, ReferenceUpstream, RetryPolicy, UpstreamError
 
 JSON_BODY = {"model": "m", "messages": [{"role": "user", "content": "rate it"}], "temperature": 0,
              "response_format": {"type": "json_object"}}
@@ -214,7 +214,7 @@ def test_content_faults_on_json_requests_reach_the_caller_observed(kind, body, p
 
 
 def _schema_variant(spec, seed, body, attempt):
-    from harness.faults import _uniforms
+    from harness.judge.faults import _uniforms
 
     return _uniforms(seed, "c", "m", request_key(body), attempt)[1]
 
@@ -304,9 +304,9 @@ SPEC = "500=0.08,429=0.08,timeout=0.04,malformed=0.06,truncated=0.06,schema=0.06
 
 
 def _faulted_run(canonical, tmp_path, run_id, seed, concurrency):
-    from harness.cases import CaseSet
-    from harness.runner import RunOptions, run
-    from harness.store import RunStore
+    from harness.cases.load import CaseSet
+    from harness.run.runner import RunOptions, run
+    from harness.store.runstore import RunStore
 
     cases = CaseSet(canonical.path, canonical.cases[:12], canonical.sha256)
     inj = FaultInjector(FaultSpec.parse(SPEC), seed=seed)
@@ -349,7 +349,7 @@ def test_cli_fault_run_prints_the_spec_and_loses_nothing(tmp_path, capsys):
 
 def test_cli_run_where_every_judge_call_fails_exits_1_with_reasons(tmp_path, capsys):
     from harness_cli import main
-    from harness.store import RunStore
+    from harness.store.runstore import RunStore
 
     rc = main(["run", "--metrics", "inhouse.span", "--out", str(tmp_path), "--run-id", "dead", "--no-progress",
                "--faults", "500=1", "--retries", "1"])
@@ -410,7 +410,7 @@ def test_settle_waits_for_a_call_still_in_flight():
 def test_a_corrupted_reply_is_never_cached(tmp_path):
     """A text-mode reply the gateway cannot check passes through corrupted, but record mode must not
     store it: a later run would replay the fault without --faults."""
-    from harness.cache import JudgeCache
+    from harness.judge.cache import JudgeCache
 
     cache = JudgeCache(str(tmp_path / "c.sqlite"))
     up = FaultyUpstream(Fixed("['Hello there.']"), FaultSpec.parse("malformed=1"), 0)

@@ -18,10 +18,10 @@ from collections import Counter
 
 import pytest
 
-from harness import registry
-from harness.faults import KINDS, FaultInjector, FaultSpec
-from harness.runner import RunOptions, run
-from harness.store import RunStore
+from harness.metric import registry
+from harness.judge.faults import KINDS, FaultInjector, FaultSpec
+from harness.run.runner import RunOptions, run
+from harness.store.runstore import RunStore
 
 JUDGELESS = ("baseline.similarity",)
 """Metrics that send the judge nothing (only embeddings requests)."""
@@ -155,7 +155,7 @@ def test_every_fault_kind_hit_every_vendor(runs):
 
 
 def test_counts_lines_add_up(runs, canonical):
-    from harness.table import counts_lines
+    from harness.store.table import counts_lines
 
     metrics, _, (faulted, _), *_ = runs
     counts = {}
@@ -175,7 +175,7 @@ def test_a_judge_that_always_fails(canonical, tmp_path):
     """Every attempt fails: every cell ends as an error with the judge's reason (or the vendor's own
     'unscored' with it), none is scored, and every attempt, including those of a step still in flight
     when the vendor gave up (DeepEval sends two steps at once), is in the ledger."""
-    from harness.cases import CaseSet
+    from harness.cases.load import CaseSet
 
     cases = CaseSet(canonical.path, tuple(canonical.by_id(c) for c in ("cookie-yield", "citations-correct",
                                                                        "abstain-answerable")), canonical.sha256)
@@ -205,7 +205,7 @@ class _TextModeOnly:
     text-mode request any metric sends; everything else asks for json_schema or json_object)."""
 
     def __init__(self, kind):
-        from harness.faults import FaultyUpstream
+        from harness.judge.faults import FaultyUpstream
 
         self.kind_ = kind
         self.make = lambda inner: FaultyUpstream(inner, FaultSpec.parse(f"{kind}=1"), 0)
@@ -240,7 +240,7 @@ def test_a_corrupted_text_mode_reply_reaches_trulens_and_is_flagged(kind, canoni
     metrics = [m for m in ("trulens.groundedness", "trulens.groundedness_answerability") if m in registry.names()]
     if not metrics:
         pytest.skip("no trulens.* metric registered")
-    from harness.cases import CaseSet
+    from harness.cases.load import CaseSet
 
     cases = CaseSet(canonical.path, tuple(canonical.by_id(c) for c in ("cookie-yield", "trivial-greeting")),
                     canonical.sha256)

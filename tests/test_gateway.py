@@ -5,9 +5,9 @@ import json
 import httpx
 import pytest
 
-from harness.cache import JudgeCache, request_key
-from harness.gateway import Gateway
-from harness.upstream import Cell, RetryPolicy, UpstreamError
+from harness.judge.cache import JudgeCache, request_key
+from harness.judge.gateway import Gateway
+from harness.judge.upstream import Cell, RetryPolicy, UpstreamError
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
 
@@ -53,7 +53,7 @@ def test_cache_key_is_stable_and_documented():
     # A pinned literal: a change to the key function invalidates every cache, so it must be deliberate.
     assert request_key(BODY) == "a6972d124c2e8d26a17514cce640c03677444404ee09389bb29877af953c7984"
     # A real judge's key is scoped by its identity (normalised base URL + model id): pinned too.
-    from harness.cache import judge_identity
+    from harness.judge.cache import judge_identity
 
     scope = judge_identity("http://127.0.0.1:8000/v1/", "m")
     assert scope == "http|http://127.0.0.1:8000/v1|m"
@@ -172,7 +172,7 @@ def test_unattributed_and_streaming_requests_are_refused():
 
 
 def test_reference_judge_unrecognised_request_names_metric_and_prompt(canonical):
-    from harness.upstream import ReferenceUpstream
+    from harness.judge.upstream import ReferenceUpstream
 
     case = canonical.by_id("cookie-yield")
     up = ReferenceUpstream({("r", case.id): case})
@@ -185,7 +185,7 @@ def test_reference_judge_unrecognised_request_names_metric_and_prompt(canonical)
 
 
 def test_injected_latency_is_applied_by_the_reference_upstream(canonical):
-    from harness.upstream import ReferenceUpstream
+    from harness.judge.upstream import ReferenceUpstream
 
     case = canonical.by_id("cookie-yield")
     up = ReferenceUpstream({("r", case.id): case}, latency_ms=30)

@@ -3,7 +3,7 @@ canonical cases with one hand-derived line of reasoning, and the metric reproduc
 gateway and the reference judge. A metric registered without a golden table fails here."""
 import pytest
 
-from harness import registry
+from harness.metric import registry
 from tests.goldens import NON_SCORES, canonical_results, golden, mismatch
 
 METRICS = registry.names()
@@ -29,7 +29,7 @@ def test_metric_reproduces_its_golden_table(metric):
 
 @pytest.mark.parametrize("metric", METRICS)
 def test_every_flag_raised_is_in_the_vocabulary(metric):
-    from harness import vocab
+    from harness.core import vocab
 
     cls = registry.get(metric)
     known = {f.key for f in cls.flags} | set(vocab.FLAGS)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from harness.cases import CaseFileError, load_cases, parse_case
+from harness.cases.load import CaseFileError, load_cases, parse_case
 from harness_cli import main
 
 RAGAS_ROWS = [
@@ -121,8 +121,8 @@ def test_reference_judge_refuses_unannotated_cases_before_any_cell(tmp_path, cap
 
 
 def test_runner_refuses_too_when_called_directly(tmp_path):
-    from harness.cases import CaseSet
-    from harness.runner import RunOptions, run
+    from harness.cases.load import CaseSet
+    from harness.run.runner import RunOptions, run
 
     case = parse_case({"id": "bare", "question": "q", "contexts": ["c"], "answer": "a"})
     with pytest.raises(ValueError, match=r"\(bare\): pass --judge-url"):

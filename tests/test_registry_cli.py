@@ -43,7 +43,7 @@ def test_telemetry_is_off_before_any_vendor_import():
 
 
 def test_unknown_metric_suggests_names():
-    from harness import registry
+    from harness.metric import registry
 
     with pytest.raises(registry.UnknownMetric, match=r"unknown metric 'inhouse.spam'; did you mean inhouse.span"):
         registry.get("inhouse.spam")
@@ -52,8 +52,8 @@ def test_unknown_metric_suggests_names():
 
 
 def test_every_registered_adapter_meets_the_protocol():
-    from harness import registry
-    from harness.metric import Metric
+    from harness.metric import registry
+    from harness.metric.protocol import Metric
 
     for name in registry.names():
         cls = registry.get(name)

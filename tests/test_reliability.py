@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from harness.cases import CaseSet
-from harness.faults import FaultInjector, FaultSpec
-from harness.runner import RunOptions, run
-from harness.store import RunStore
+from harness.cases.load import CaseSet
+from harness.judge.faults import FaultInjector, FaultSpec
+from harness.run.runner import RunOptions, run
+from harness.store.runstore import RunStore
 
 
 def _cells(path):
@@ -94,9 +94,9 @@ class _Named:
 def test_a_cache_recorded_from_one_judge_never_answers_for_another(tmp_path):
     import httpx
 
-    from harness.cache import JudgeCache
-    from harness.gateway import Gateway
-    from harness.upstream import HttpUpstream
+    from harness.judge.cache import JudgeCache
+    from harness.judge.gateway import Gateway
+    from harness.judge.upstream import HttpUpstream
 
     body = {"model": "same-model", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
     cache = JudgeCache(str(tmp_path / "c.sqlite"))
@@ -124,7 +124,7 @@ def test_a_second_process_on_the_same_run_is_refused(tmp_path, capsys):
     import os
 
     from harness_cli import main
-    from harness.rundir import RunLock
+    from harness.run.rundir import RunLock
     from tests.conftest import ROOT
 
     valid = os.path.join(ROOT, "tests", "bad_input", "valid.jsonl")
@@ -196,7 +196,7 @@ class _Usage:
 
 def _chat_metrics():
     """The metrics whose judge calls are chat completions (the similarity ones also embed, elsewhere)."""
-    from harness import registry
+    from harness.metric import registry
 
     return [m for m in registry.names() if not m.startswith(("baseline.", "cascade."))]
 
@@ -209,7 +209,7 @@ def usage_cases(canonical):
 
 @pytest.fixture(scope="module")
 def usage_baseline(usage_cases, tmp_path_factory):
-    from harness import registry
+    from harness.metric import registry
 
     out = run(RunOptions(cases=usage_cases, metrics=_chat_metrics(), out_dir=str(tmp_path_factory.mktemp("u")),
                          run_id="base", progress=False))
@@ -217,7 +217,7 @@ def usage_baseline(usage_cases, tmp_path_factory):
 
 
 def _usage_run(mode, cases, tmp_path):
-    from harness import registry
+    from harness.metric import registry
 
     wrappers = []
 
@@ -276,7 +276,7 @@ def test_ctrl_c_ends_the_run_at_once_with_only_the_resume_message(when, tmp_path
     import sys
     import time
 
-    from harness.interrupt import MESSAGE
+    from harness.run.interrupt import MESSAGE
     from tests.conftest import ROOT
 
     out = tmp_path / "out"
@@ -330,7 +330,7 @@ def test_a_hung_judge_costs_each_cell_its_budget_not_hours(canonical, tmp_path):
     budget, with its calls in the ledger, and the run returns."""
     import threading
 
-    from harness import registry
+    from harness.metric import registry
 
     metrics = [m for m in ("inhouse.span", "ragas.faithfulness", "deepeval.faithfulness", "trulens.groundedness")
                if m in registry.names()]
@@ -355,7 +355,7 @@ def test_a_hung_judge_costs_each_cell_its_budget_not_hours(canonical, tmp_path):
 
 
 def test_the_cell_budget_is_on_by_default_and_in_help():
-    from harness.budget import DEFAULT_CELL_TIMEOUT_S
+    from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S
     from harness_cli import build_parser
 
     assert RunOptions(cases=None, metrics=[]).cell_timeout_s == DEFAULT_CELL_TIMEOUT_S == 300
@@ -435,7 +435,7 @@ def test_a_full_disk_is_one_line_and_the_run_resumes(limit, tmp_path):
     again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     cells = _cells(str(tmp_path / "full" / "store.sqlite"))
-    from harness.cases import load_cases
+    from harness.cases.load import load_cases
     from tests.conftest import CANONICAL
 
     assert len(cells) == 2 * len(load_cases(CANONICAL))

@@ -19,7 +19,7 @@ def canonical():
 
 
 def test_decision_table_from_the_card_facts(canonical):
-    from reports.decision import needs
+    from reports.model.decision import needs
 
     by = {n.need: n.recommended for n in needs(canonical.report)}
     assert list(by) == ["a citation promised per claim", "cheap monitoring of production traffic",
@@ -38,19 +38,19 @@ def test_html_and_markdown_lead_with_the_decision(canonical):
     assert [ln[3:] for ln in md.splitlines() if ln.startswith("## ")][:3] == h2[:3]
     row = next(ln for ln in md.splitlines() if ln.startswith("| a citation promised per claim |"))
     assert row.startswith("| a citation promised per claim | **inhouse.span, trulens.cite** |")
-    # the canonical cases carry human labels: agreement (trust's reports.agreement) sits beside each pick
+    # the canonical cases carry human labels: agreement (trust's reports.model.agreement) sits beside each pick
     assert "| agreement with labels (balanced accuracy) |" in md and row.endswith("| inhouse.span 1.00 |")
 
 
 def test_divergences_grouped_by_reason_with_counts(canonical):
-    from reports.decision import groups
+    from reports.model.decision import groups
 
     rep = canonical.report
     gs = groups(rep.divergences)
     assert sum(g.count for g in gs) == len(rep.divergences)
     assert len({g.reason for g in gs}) == len(gs) and gs[0].count == max(g.count for g in gs) > 1
     md = open(canonical.md_path, encoding="utf-8").read()
-    from reports.markdown import m
+    from reports.render.markdown import m
 
     assert "**Why:**" not in md   # the reason is the group's, not repeated per case
     for g in gs:   # once in the summary table with its count, once as the group's heading
@@ -69,7 +69,8 @@ def test_one_score_matrix_and_relative_plot_files(canonical):
 
 
 def test_agreement_shown_when_known(canonical, monkeypatch):
-    from reports import decision, decision_render
+    from reports.model import decision
+    from reports.render import decision as decision_render
 
     monkeypatch.setattr(decision, "agreement", lambda rep: {"inhouse.span": 0.91, "trulens.citation": 0.6})
     md = "\n".join(decision_render.markdown(canonical.report))
@@ -83,8 +84,8 @@ def test_a_run_without_the_probe_cases_reads_the_cards(tmp_path):
 
     import harness
     from reports.build import compute
-    from reports.data import load_run
-    from reports.decision import card_facts, facts, needs, sources
+    from reports.model.data import load_run
+    from reports.model.decision import card_facts, facts, needs, sources
     from tests.conftest import CANONICAL
 
     rows = [json.loads(line) for line in open(CANONICAL, encoding="utf-8")][:2]

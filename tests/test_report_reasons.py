@@ -1,12 +1,12 @@
-"""Divergence reasons (reports/reasons.py) derived from the metrics' unit verdicts and scoring rules:
+"""Divergence reasons (reports/model/reasons.py) derived from the metrics' unit verdicts and scoring rules:
 one table row per situation, each with the kind it must name, plus the alignment they read."""
 from __future__ import annotations
 
 import pytest
 
-from harness.model import Annotation, Case, Claim, Context
-from reports.alignment import Mark, Row, Unit, align
-from reports.reasons import KINDS, case_reason, credit, explain_case, explain_row, row_disagrees
+from harness.core.records import Annotation, Case, Claim, Context
+from reports.model.alignment import Mark, Row, Unit, align
+from reports.model.reasons import KINDS, case_reason, credit, explain_case, explain_row, row_disagrees
 
 CTX = (Context("1", "Bake at 350 F."), Context("2", "Cool on a rack."))
 
@@ -147,7 +147,7 @@ def test_unannotated_case_rows_are_the_answer_sentences():
 def test_a_split_statement_is_shown_only_on_the_claim_it_states():
     """A statement that restates one claim of a two-claim sentence lands on that claim alone (the old
     sentence fallback showed it on the neighbouring claim too)."""
-    from harness.aligner import locate
+    from harness.core.aligner import locate
 
     answer = "Bake the cookies at 350 F for 8 to 10 minutes. The recipe makes two dozen cookies."
     claims = (Claim("350 F", (0, 25), "supported"), Claim("8-10 min", (26, 45), "supported"),

@@ -1,9 +1,9 @@
 """A rerun with the same run id keeps finished cells and recomputes the rest."""
 import pytest
 
-from harness.cases import CaseSet
-from harness.runner import RunOptions, run
-from harness.store import RunStore
+from harness.cases.load import CaseSet
+from harness.run.runner import RunOptions, run
+from harness.store.runstore import RunStore
 from tests.upstreams import FailFor
 
 
@@ -53,7 +53,7 @@ def test_resume_recomputes_a_case_whose_annotation_changed(canonical, tmp_path):
 
 
 def test_resume_refuses_another_judge(canonical, tmp_path):
-    from harness.runner import JudgeConfig
+    from harness.run.runner import JudgeConfig
 
     cases = CaseSet(canonical.path, canonical.cases[:1], canonical.sha256)
     run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r", progress=False))
@@ -79,7 +79,7 @@ def test_store_is_pandas_readable_with_spec(canonical, tmp_path):
 
 
 def test_store_keeps_the_cases_so_reports_need_no_case_file(canonical, tmp_path):
-    from harness.cases import parse_case
+    from harness.cases.load import parse_case
 
     cases = CaseSet(canonical.path, canonical.cases[:4], canonical.sha256)
     out = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r", progress=False))
@@ -96,8 +96,8 @@ def test_store_keeps_the_cases_so_reports_need_no_case_file(canonical, tmp_path)
 def test_report_data_survives_a_deleted_case_file(canonical, tmp_path):
     import json as _json
 
-    from harness.cases import case_to_json, load_cases
-    from reports.data import load_run
+    from harness.cases.load import case_to_json, load_cases
+    from reports.model.data import load_run
 
     path = tmp_path / "few.jsonl"
     path.write_text("".join(_json.dumps(case_to_json(c)) + "\n" for c in canonical.cases[:3]))
@@ -110,7 +110,7 @@ def test_report_data_survives_a_deleted_case_file(canonical, tmp_path):
 
 
 def test_the_spec_records_injected_faults(canonical, tmp_path):
-    from harness.faults import FaultInjector, FaultSpec
+    from harness.judge.faults import FaultInjector, FaultSpec
 
     cases = CaseSet(canonical.path, canonical.cases[:1], canonical.sha256)
     inj = FaultInjector(FaultSpec.parse("500=0.1"), 7)
@@ -130,8 +130,8 @@ def test_the_spec_records_injected_faults(canonical, tmp_path):
 
 
 def test_client_timeout_covers_every_attempt_and_wait():
-    from harness.runner import client_timeout
-    from harness.upstream import RetryPolicy
+    from harness.run.runner import client_timeout
+    from harness.judge.upstream import RetryPolicy
 
     opts = RunOptions(cases=None, metrics=[], retry_attempts=4, call_timeout_s=120)
     assert client_timeout(opts) == 4 * 120 + 3 * RetryPolicy().max_delay_s + 30

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from harness.model import CellResult, Ledger, UnitVerdict
-from harness.store import RunStore, StoreWriteError
+from harness.core.records import CellResult, Ledger, UnitVerdict
+from harness.store.runstore import RunStore, StoreWriteError
 
 
 def _cell(store, case_id, score=1.0, units=1):
@@ -60,8 +60,8 @@ def test_the_harness_hops_into_plain_threads_even_after_trulens_swaps_the_pool()
     pytest.importorskip("trulens.core.utils.threading")
     import concurrent.futures
 
-    from harness.cellwork import CellWorker, WorkerSpec, plain_thread_pool
-    from harness.runner import JudgeConfig
+    from harness.run.cellwork import CellWorker, WorkerSpec, plain_thread_pool
+    from harness.run.runner import JudgeConfig
 
     assert concurrent.futures.ThreadPoolExecutor.__module__.startswith("trulens")   # the trap, still there
     pool = plain_thread_pool()
@@ -87,8 +87,8 @@ def test_a_run_keeps_each_workers_start_up_and_hands_out_cells_needing_no_import
     while the vendor stacks import."""
     import time
 
-    from harness.cases import CaseSet
-    from harness.runner import RunOptions, run
+    from harness.cases.load import CaseSet
+    from harness.run.runner import RunOptions, run
 
     cases = CaseSet(canonical.path, canonical.cases[:3], canonical.sha256)
     t0 = time.time()
@@ -118,9 +118,9 @@ def test_each_worker_stays_on_a_core_of_its_own_unless_told_not_to(canonical, tm
     (its threads hand the GIL over on that core); ``--no-pin`` leaves them on every core of the runner.
     The cores are those the worker process reports itself, from its import thread (any later thread
     of the process inherits the same mask)."""
-    from harness.cases import CaseSet
-    from harness.runner import RunOptions, run
-    from harness.workers import worker_cores
+    from harness.cases.load import CaseSet
+    from harness.run.runner import RunOptions, run
+    from harness.run.workers import worker_cores
 
     mine = sorted(os.sched_getaffinity(0))
     cases = CaseSet(canonical.path, canonical.cases[:2], canonical.sha256)

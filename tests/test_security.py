@@ -18,7 +18,7 @@ import threading
 
 import pytest
 
-from harness.gateway import Gateway
+from harness.judge.gateway import Gateway
 from tests.conftest import CANONICAL
 
 KEY_ENV = "HARNESS_TEST_CANARY_KEY"
@@ -132,14 +132,14 @@ def test_no_key_in_any_file_or_output(tmp_path):
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "example.com", ""])
 def test_gateway_refuses_a_non_loopback_host(host):
-    from harness.upstream import ReferenceUpstream
+    from harness.judge.upstream import ReferenceUpstream
 
     with pytest.raises(ValueError, match="the gateway binds loopback only"):
         Gateway(ReferenceUpstream({}), host=host)
 
 
 def test_a_run_gateway_is_bound_to_loopback():
-    from harness.upstream import ReferenceUpstream
+    from harness.judge.upstream import ReferenceUpstream
 
     with Gateway(ReferenceUpstream({})) as gw:
         addrs = [s.getsockname()[0] for site in gw._runner.sites for s in site._server.sockets]
@@ -148,8 +148,8 @@ def test_a_run_gateway_is_bound_to_loopback():
 
 
 def test_http_upstream_repr_and_errors_hide_the_key(monkeypatch):
-    from harness.faults import FaultInjector, FaultSpec
-    from harness.upstream import HttpUpstream
+    from harness.judge.faults import FaultInjector, FaultSpec
+    from harness.judge.upstream import HttpUpstream
 
     key = f"sk-harness-canary-{secrets.token_hex(8)}"
     monkeypatch.setenv(KEY_ENV, key)
@@ -185,10 +185,10 @@ class Hostile:
 
 def test_no_judge_reply_is_executed_by_any_metric(canonical, tmp_path):
     """Every metric, every reply hostile (TruLens's trivial filter eval()s its reply unless shimmed)."""
-    from harness import registry
-    from harness.cases import CaseSet
-    from harness.runner import RunOptions, run
-    from harness.store import RunStore
+    from harness.metric import registry
+    from harness.cases.load import CaseSet
+    from harness.run.runner import RunOptions, run
+    from harness.store.runstore import RunStore
 
     marker = tmp_path / "pwned"
     cases = CaseSet(canonical.path, tuple(canonical.by_id(c) for c in ("cookie-yield", "trivial-greeting")),
@@ -210,12 +210,12 @@ def test_no_judge_reply_is_executed_by_any_metric(canonical, tmp_path):
 def test_trulens_trivial_filter_reply_is_not_executed(canonical, tmp_path):
     """The TruLens adapter's shim, cross-checked at the harness level: only the filter's reply is hostile,
     so the rest of the cell runs as usual and the filter's failure path (keep every sentence) is taken."""
-    from harness import registry
+    from harness.metric import registry
 
     if "trulens.groundedness" not in registry.names():
         pytest.skip("no trulens.* metric registered")
     from tests.scoring import score_one
-    from harness.upstream import ReferenceUpstream
+    from harness.judge.upstream import ReferenceUpstream
 
     marker = tmp_path / "pwned-trivial"
     case = canonical.by_id("cookie-yield")
@@ -274,9 +274,9 @@ def test_judge_text_in_the_report_is_escaped(canonical, tmp_path):
         from reports.build import build
     except ImportError:
         pytest.skip("no report builder")
-    from harness.cases import CaseSet
-    from harness.runner import RunOptions, run
-    from harness.store import RunStore
+    from harness.cases.load import CaseSet
+    from harness.run.runner import RunOptions, run
+    from harness.store.runstore import RunStore
 
     cases = CaseSet(canonical.path, (canonical.by_id("cookie-yield"),), canonical.sha256)
     metrics = [m for m in ("inhouse.span", "deepeval.faithfulness") if m in __import__("harness").registry.names()]

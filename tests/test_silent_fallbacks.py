@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.reference import completion
-from harness.runner import RunOptions, run
+from harness.judge.reference import completion
+from harness.run.runner import RunOptions, run
 from tests.scoring import score_one
-from harness.upstream import ReferenceUpstream
+from harness.judge.upstream import ReferenceUpstream
 
 from adapters.trulens.judge import ABSTENTION, GROUNDEDNESS
 
@@ -17,7 +17,8 @@ RG_JUDGE2 = "As a specialist in assessing the strength of connections"
 
 def _declared(metric: str, flags) -> bool:
     """Every flag the cell raised is in the vocabulary (the metric's own or the shared ones)."""
-    from harness import registry, vocab
+    from harness.metric import registry
+    from harness.core import vocab
 
     known = {f.key for f in getattr(registry.get(metric), "flags", ())} | set(vocab.FLAGS)
     return set(flags) <= known
@@ -91,9 +92,9 @@ def test_no_fallback_no_flag(cases):
 
 
 def test_the_report_counts_fallback_cells_per_metric(cases, tmp_path):
-    from harness.cases import CaseSet
-    from reports.data import load_run
-    from reports.stats import summarise
+    from harness.cases.load import CaseSet
+    from reports.model.data import load_run
+    from reports.model.stats import summarise
 
     picked = CaseSet(cases.path, tuple(cases.by_id(c) for c in ("cookie-yield", "abstain-answerable", "leave-notice")),
                      cases.sha256)

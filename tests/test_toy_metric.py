@@ -18,8 +18,8 @@ MODULE = '''
 """A toy metric: the share of an answer's claims the judge counts as supported."""
 import json
 
-from harness.metric import LabelReading, register
-from harness.model import CellResult, UnitVerdict
+from harness.metric.protocol import LabelReading, register
+from harness.core.records import CellResult, UnitVerdict
 
 SCHEMA = {"name": "ToyCount", "strict": True, "schema": {
     "type": "object", "additionalProperties": False, "required": ["supported", "claims"],
@@ -60,7 +60,7 @@ JUDGE = '''
 """The reference judge's handler for toy.supported_share: counts from the labels."""
 import json
 
-from harness.errors import UnrecognisedRequest
+from harness.core.errors import UnrecognisedRequest
 
 from toy_metric.metric import ToySupportedShare
 
@@ -94,7 +94,7 @@ def expected(case) -> tuple[str, str]:
 @pytest.fixture()
 def toy(tmp_path, canonical):
     """The toy distribution on sys.path, registered through its entry point; removed afterwards."""
-    from harness import registry
+    from harness.metric import registry
 
     root = tmp_path / "site"
     pkg = root / "toy_metric"
@@ -127,7 +127,7 @@ def _status() -> str:
 
 
 def test_a_metric_from_a_folder_runs_through_run_report_and_cards(toy, tmp_path, capsys):
-    from harness import registry
+    from harness.metric import registry
     from harness_cli import main
     from tests.goldens import canonical_results, golden, mismatch
 

@@ -8,9 +8,9 @@ import httpx
 import openai
 import pytest
 
-from harness.gateway import Gateway
-from harness.transport import GatewayTransport, route_of
-from harness.upstream import Cell
+from harness.judge.gateway import Gateway
+from harness.judge.transport import GatewayTransport, route_of
+from harness.judge.upstream import Cell
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
 
@@ -166,9 +166,9 @@ def test_a_stopped_gateway_is_a_connection_error():
 
 def test_a_run_opens_no_socket_and_starts_no_server(no_sockets, canonical, tmp_path, monkeypatch):
     """inhouse.span (async client) and trulens.groundedness (sync client, worker threads) through a run."""
-    from harness.cases import CaseSet
-    from harness.runner import RunOptions, run
-    from harness.store import RunStore
+    from harness.cases.load import CaseSet
+    from harness.run.runner import RunOptions, run
+    from harness.store.runstore import RunStore
 
     started = []
     monkeypatch.setattr(Gateway, "start", lambda self: started.append(self) or self)
@@ -188,8 +188,8 @@ def test_a_run_opens_no_socket_and_starts_no_server(no_sockets, canonical, tmp_p
 def test_post_json_in_process_is_the_loopback_servers_answer_with_the_same_ledger(no_sockets, monkeypatch):
     """``Endpoint.post_json`` (the harness's own scorers' path): in a run, the request dict reaches the
     gateway with no HTTP model; its reply and ledger are those of a plain JSON POST to the server."""
-    from harness.http import Pools
-    from harness.metric import Endpoint
+    from harness.metric.http import Pools
+    from harness.metric.protocol import Endpoint
 
     gw = Gateway(Echo())
 
@@ -214,8 +214,8 @@ def test_post_json_in_process_is_the_loopback_servers_answer_with_the_same_ledge
 
 
 def test_post_json_errors_and_timeouts_name_the_status_and_the_call_still_completes():
-    from harness.http import Pools
-    from harness.metric import Endpoint, JudgeHTTPError
+    from harness.metric.http import Pools
+    from harness.metric.protocol import Endpoint, JudgeHTTPError
 
     gw = Gateway(Echo(delay_s=0.3))
 

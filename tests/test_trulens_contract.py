@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import load_cases
+from harness.cases.load import load_cases
 from tests.scoring import score_one
-from harness.upstream import ReferenceUpstream
+from harness.judge.upstream import ReferenceUpstream
 from tests.conftest import ROOT, CANONICAL
 
 FIXTURE = json.loads((Path(ROOT) / "tests" / "contracts" / "trulens.json").read_text())

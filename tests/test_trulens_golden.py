@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cases import load_cases
+from harness.cases.load import load_cases
 from tests.conftest import CANONICAL
 from tests.goldens import canonical_results
 

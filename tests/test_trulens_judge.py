@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.metric import JudgeRequest, UnrecognisedRequest
-from harness.model import Annotation, Case, Claim, Context, Evidence
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.core.records import Annotation, Case, Claim, Context, Evidence
 
 from adapters.trulens import judge
 from adapters.trulens.common import join_source

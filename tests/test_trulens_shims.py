@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import load_cases
-from harness.reference import completion
+from harness.cases.load import load_cases
+from harness.judge.reference import completion
 from tests.scoring import score_one
-from harness.upstream import ReferenceUpstream
+from harness.judge.upstream import ReferenceUpstream
 
 from adapters.trulens.common import load_vendor
 from adapters.trulens.judge import GROUNDEDNESS, TRIVIAL
@@ -132,7 +132,7 @@ class Failing(ReferenceUpstream):
         self.prefix = prefix
 
     async def complete(self, cell, body):
-        from harness.upstream import UpstreamError
+        from harness.judge.upstream import UpstreamError
 
         if ((body.get("messages") or [{}])[0].get("content") or "").startswith(self.prefix):
             raise UpstreamError("injected: this step fails", status=400, retryable=False)

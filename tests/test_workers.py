@@ -6,10 +6,10 @@ import sqlite3
 
 import pytest
 
-from harness.cases import CaseSet
-from harness.runner import RunOptions, run
-from harness.store import RunStore
-from harness.vendor_env import FORCED
+from harness.cases.load import CaseSet
+from harness.run.runner import RunOptions, run
+from harness.store.runstore import RunStore
+from harness.metric.vendor_env import FORCED
 from tests.upstreams import Probe
 
 VENDOR_MODULES = ("ragas", "deepeval", "trulens.core")
@@ -53,7 +53,7 @@ def test_two_workers_give_the_store_one_process_gives_and_force_the_vendor_switc
         assert s["env"] == FORCED
         mods = s["modules"]
         for vendor in VENDOR_MODULES:       # the switches were forced before any vendor was imported
-            assert mods.index("harness.vendor_env") < mods.index(vendor), vendor
+            assert mods.index("harness.metric.vendor_env") < mods.index(vendor), vendor
 
 
 def test_record_then_replay_with_workers_the_runner_writes_the_cache(canonical, tmp_path):
@@ -78,9 +78,9 @@ def test_record_then_replay_with_workers_the_runner_writes_the_cache(canonical, 
 def test_cells_are_streamed_not_listed(canonical):
     """The runner hands cells out as workers free up: at no time are more than the queue's bound plus
     the cells in flight taken from the iterator."""
-    from harness.cellwork import CellTask
-    from harness.runner import JudgeConfig, RunOptions, _worker_spec
-    from harness.workers import run_in_processes
+    from harness.run.cellwork import CellTask
+    from harness.run.runner import JudgeConfig, RunOptions, _worker_spec
+    from harness.run.workers import run_in_processes
 
     import dataclasses
 
@@ -106,7 +106,7 @@ def test_cells_are_streamed_not_listed(canonical):
 
 
 def test_a_worker_that_dies_fails_the_run_with_a_message_and_resume_finishes(canonical, tmp_path):
-    from harness.workers import WorkerFailed
+    from harness.run.workers import WorkerFailed
 
     cases = _cases(canonical, 12)
     victim = cases.cases[9].id
@@ -172,7 +172,7 @@ def test_a_worker_failure_in_a_burst_still_stores_the_cells_that_came_with_it(mo
     runner (stored) before the run fails."""
     import queue as stdqueue
 
-    import harness.workers as w
+    import harness.run.workers as w
 
     class FakeQueue:
         def __init__(self, items):

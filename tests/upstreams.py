@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from harness.upstream import UpstreamError
+from harness.judge.upstream import UpstreamError
 
 
 class FailFor:
@@ -55,7 +55,7 @@ class _Probing(_Failing):
         if cell.case == self.die_on:
             os._exit(9)
         if cell.metric.split(".")[0] in ("ragas", "deepeval", "trulens"):   # each vendor call: the latest view
-            from harness.vendor_env import FORCED
+            from harness.metric.vendor_env import FORCED
 
             with open(os.path.join(self.out_dir, f"{os.getpid()}.json"), "w") as fh:
                 json.dump({"pid": os.getpid(), "env": {k: os.environ.get(k) for k in FORCED},

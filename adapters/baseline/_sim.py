@@ -4,7 +4,7 @@ Each answer sentence is compared with every sentence of every passage; its score
 cosine similarity, and it passes when that reaches the threshold. All texts of a cell go in one
 OpenAI-compatible embeddings request through the cell's gateway URL: the gateway decides which model
 serves it (the embedded all-MiniLM-L6-v2 by default, or ``--embed-url``/``--embed-model``), caches it
-and counts it in the cell's ledger. Sentences are split by :func:`harness.spans.sentence_spans`
+and counts it in the cell's ledger. Sentences are split by :func:`harness.core.spans.sentence_spans`
 (end punctuation followed by whitespace), the same splitter for answers and passages.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.spans import sentence_spans
+from harness.core.spans import sentence_spans
 
 DEFAULT_THRESHOLD = 0.80
 """The seeds' threshold: a sentence is grounded when its best similarity is at least this."""

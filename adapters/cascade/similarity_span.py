@@ -21,8 +21,8 @@ come from the configured embedding model, not from the labels.
 from __future__ import annotations
 
 from adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
-from harness.metric import Endpoint, JudgeRequest, register
-from harness.model import Case, CellResult, UnitVerdict
+from harness.metric.protocol import Endpoint, JudgeRequest, register
+from harness.core.records import Case, CellResult, UnitVerdict
 
 CARD_NOTES = """
 Judge calls per answer: one embeddings request, plus one verify call only when the similarity check

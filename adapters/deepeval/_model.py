@@ -20,7 +20,7 @@ Deviations from stock use, each listed on the card (``DEVIATIONS`` in ``faithful
   ``evaluation_cost`` stays None) that carries the response's token usage, which DeepEval then
   accrues into ``metric.input_tokens`` / ``output_tokens``. The gateway ledger stays the source
   of truth for calls and tokens.
-- ``DEEPEVAL_RETRY_MAX_ATTEMPTS=1`` and ``DEEPEVAL_DISABLE_TIMEOUTS=1`` (``harness.vendor_env``):
+- ``DEEPEVAL_RETRY_MAX_ATTEMPTS=1`` and ``DEEPEVAL_DISABLE_TIMEOUTS=1`` (``harness.metric.vendor_env``):
   the gateway owns transport retries and timeouts, so DeepEval's own (2 attempts, 88.5 s) do not
   stack on them.
 
@@ -30,8 +30,8 @@ the requests.
 from __future__ import annotations
 
 # harness first: importing it forces the vendor switches (telemetry off, no dotenv) before deepeval
-from harness.metric import Endpoint
-from harness.model import CellResult
+from harness.metric.protocol import Endpoint
+from harness.core.records import CellResult
 
 from adapters.deepeval._usage import UsageOptional
 from deepeval.metrics import FaithfulnessMetric

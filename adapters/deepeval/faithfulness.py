@@ -17,16 +17,16 @@ judge's reason, and its span in the answer when it can be located. The cell keep
 truths, its reason string and its token counts.
 
 Vendor traps handled (``vendor-notes/deepeval.md``): telemetry and dotenv loading are switched off
-by ``harness.vendor_env`` before any import; a metric instance carries state, so each cell builds
+by ``harness.metric.vendor_env`` before any import; a metric instance carries state, so each cell builds
 its own; ``a_measure(..., _show_indicator=False)`` in async code (no spinner, no
 ``nest_asyncio``); never ``evaluate()`` (it prints and writes files). The judge model is described
 in ``_model``. No DeepEval code is patched.
 """
 from __future__ import annotations
 
-from harness.metric import Endpoint, LabelReading, register
-from harness.vocab import FLAGS, Flag
-from harness.model import Case, CellResult, UnitVerdict
+from harness.metric.protocol import Endpoint, LabelReading, register
+from harness.core.vocab import FLAGS, Flag
+from harness.core.records import Case, CellResult, UnitVerdict
 
 CARD_NOTES = """\
 Deviations from stock use (everything else is DeepEval's own code, unpatched; the stock-parity test

@@ -8,7 +8,7 @@ decides. The reply is a JSON object in exactly the shape the step's schema parse
 
 How each step is answered:
 
-- truths: the sentences of the contexts, context by context (``harness.spans.sentence_spans``).
+- truths: the sentences of the contexts, context by context (``harness.core.spans.sentence_spans``).
   Not the annotation's evidence quotes: the truths call sees only the contexts, and quoting the
   evidence would leak the answer's labels into it and drop every context statement no claim
   uses. The verdict step judges claims against these truths, not against the raw contexts (a
@@ -28,9 +28,9 @@ import ast
 import json
 import re
 
-from harness.metric import JudgeRequest, UnrecognisedRequest
-from harness.model import Case, Claim
-from harness.spans import sentence_spans
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.core.records import Case, Claim
+from harness.core.spans import sentence_spans
 
 from adapters.deepeval.faithfulness import DeepEvalFaithfulnessBase
 
@@ -135,7 +135,7 @@ def verdicts(req: JudgeRequest) -> list[dict]:
 def verdict_reason(case: Case, claim: Claim, verdict: str) -> str | None:
     """The reason given with a verdict: none for yes, the contradicting text for no.
 
-    >>> from harness.model import Claim
+    >>> from harness.core.records import Claim
     >>> verdict_reason(None, Claim("Shipping is free.", (0, 1), "not_found"), "borderline")
     'The retrieval context does not mention this claim: Shipping is free.'
     """

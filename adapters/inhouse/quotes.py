@@ -4,7 +4,7 @@ A judge that changes a comma, adds a final stop or joins two excerpts with an el
 pointed at a span. :func:`locate_quote` tries, in order:
 
 1. ``exact``: the quote occurs in the passage once whitespace and quote marks are normalised
-   (:func:`harness.spans.find_verbatim`, the strict check of metric version 1);
+   (:func:`harness.core.spans.find_verbatim`, the strict check of metric version 1);
 2. ``near``: split at ellipses (``...``, ``\u2026``, ``[...]``), every piece occurs in the passage,
    in order, once case, punctuation and whitespace are folded away (word for word: no word may be
    added, dropped or changed). The match keeps the offsets actually found: from the first piece's
@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from harness.aligner import find_run, fold, locate
-from harness.spans import find_verbatim, sentence_spans
+from harness.core.aligner import find_run, fold, locate
+from harness.core.spans import find_verbatim, sentence_spans
 
 _ELLIPSIS = re.compile(r"\s*(?:\[\s*(?:\.\.\.|\u2026)\s*\]|\.{3,}|\u2026)\s*")
 MIN_NEAR_WORDS = 2

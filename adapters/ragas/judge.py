@@ -34,8 +34,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from harness.metric import JudgeRequest, UnrecognisedRequest
-from harness.model import Case, Claim
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.core.records import Case, Claim
 
 from adapters.ragas.faithfulness import RagasFaithfulness
 from adapters.ragas.response_groundedness import RagasResponseGroundedness
@@ -229,7 +229,7 @@ def rg_rating(claims: list[Claim]) -> int:
     """Ragas ResponseGroundedness rating (0/1/2) from the claims' labels: 2 if every claim is
     grounded, 0 if none is, else 1; no claims (an abstention) asserts nothing ungrounded: 2.
 
-    >>> from harness.model import Claim
+    >>> from harness.core.records import Claim
     >>> c = lambda l: Claim("x", (0, 1), l)
     >>> rg_rating([c("supported"), c("inference")]), rg_rating([c("supported"), c("not_found")])
     (2, 1)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import math
 
-from harness.metric import Endpoint, LabelReading, register
-from harness.vocab import FLAGS, Flag
-from harness.model import Case, CellResult, UnitVerdict
+from harness.metric.protocol import Endpoint, LabelReading, register
+from harness.core.vocab import FLAGS, Flag
+from harness.core.records import Case, CellResult, UnitVerdict
 
 from adapters.ragas.common import DEVIATIONS, SHIMS
 

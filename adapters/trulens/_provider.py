@@ -58,7 +58,7 @@ class GatewayProvider(LLMProvider):
     _fallbacks: list = pydantic.PrivateAttr(default_factory=list)
 
     def __init__(self, endpoint):
-        """``endpoint``: the cell's :class:`harness.metric.Endpoint`."""
+        """``endpoint``: the cell's :class:`harness.metric.protocol.Endpoint`."""
         super().__init__(model_engine=endpoint.model,
                          endpoint=TruEndpoint(name="harness-gateway", rpm=RPM, _register_instance=False))
         self.endpoint.retries = 0

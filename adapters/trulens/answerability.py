@@ -13,9 +13,9 @@ Judge calls per answer: 1 (filter) + 2 per kept sentence (classifier, then judge
 """
 from __future__ import annotations
 
-from harness.metric import Endpoint, register
-from harness.model import Case, CellResult
-from harness.vocab import Flag
+from harness.metric.protocol import Endpoint, register
+from harness.core.records import Case, CellResult
+from harness.core.vocab import Flag
 
 from adapters.trulens.common import (
     CARD_COMMON, GROUNDEDNESS_FLAGS, LABEL_READING, REQUIRES, SHIMS, VENDOR_VERSION, load_vendor)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.metric import Endpoint, register
-from harness.model import Case, CellResult, UnitVerdict
+from harness.metric.protocol import Endpoint, register
+from harness.core.records import Case, CellResult, UnitVerdict
 
 from adapters.trulens.common import (
     CARD_COMMON, REQUIRES, SHIMS, VENDOR_VERSION, citation_markers, load_vendor)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from harness.metric import LabelReading, Shim
-from harness.vocab import FLAGS, Flag
-from harness.model import Case
+from harness.metric.protocol import LabelReading, Shim
+from harness.core.vocab import FLAGS, Flag
+from harness.core.records import Case
 
 VENDOR_VERSION = "2.16.0"
 """The pinned ``trulens-core`` / ``trulens-feedback`` version the adapters and the contract fixture
@@ -81,7 +81,7 @@ CITATION_MARKER = re.compile(r"\[(\d+)\]")
 def join_source(case: Case) -> str:
     """The ``source`` string TruLens's groundedness functions receive.
 
-    >>> from harness.model import Annotation, Case, Context
+    >>> from harness.core.records import Annotation, Case, Context
     >>> c = Case("x", "q?", (Context("1", "A."), Context("2", "B.")), "a", Annotation((), True, False))
     >>> join_source(c)
     'A.\\n\\nB.'
@@ -170,7 +170,7 @@ same scores):
 - The thread TruLens's synchronous feedback call runs in: TruLens replaces
   `concurrent.futures.ThreadPoolExecutor` process-wide with a subclass whose `submit` records the
   caller's `inspect.stack()` (for tracing apps, which a feedback function does not use). The harness
-  hands the call to a thread with the standard library's `submit` (`harness.cellwork.plain_thread_pool`),
+  hands the call to a thread with the standard library's `submit` (`harness.run.cellwork.plain_thread_pool`),
   as the event loop's default executor. Reason: through TruLens's class every hop walked the event
   loop's stack, and in a worker process (whose bottom frame is `<string>`) scanned all of
   `sys.modules` per frame, about 1 ms per cell of every metric. TruLens's own pools inside the

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.metric import Endpoint, register
-from harness.model import Case, CellResult
+from harness.metric.protocol import Endpoint, register
+from harness.core.records import Case, CellResult
 
 from adapters.trulens.common import (
     CARD_COMMON, GROUNDEDNESS_FLAGS, LABEL_READING, REQUIRES, SHIMS, VENDOR_VERSION, join_source,

@@ -44,9 +44,9 @@ import json
 import math
 import re
 
-from harness.metric import JudgeRequest, UnrecognisedRequest
-from harness.model import Case, Claim
-from harness.spans import overlaps
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.core.records import Case, Claim
+from harness.core.spans import overlaps
 
 from adapters.trulens.common import LABEL_READING, join_source
 
@@ -93,7 +93,7 @@ def sentence_score(claims: list[Claim]) -> int:
     """TruLens 0-3 score of a sentence: the mean of its claims' scores (:data:`LABEL_READING`),
     rounded half up.
 
-    >>> from harness.model import Claim
+    >>> from harness.core.records import Claim
     >>> c = lambda l: Claim("x", (0, 1), l)
     >>> sentence_score([c("supported"), c("not_found")])
     2

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from harness.model import Case, CellResult, Quote, UnitVerdict
-from harness.spans import find_verbatim
+from harness.core.records import Case, CellResult, Quote, UnitVerdict
+from harness.core.spans import find_verbatim
 
 UNPARSABLE = -1.0
 """TruLens's unparsable-score sentinel (``trulens.feedback.UNPARSABLE_SCORE``)."""
@@ -103,7 +103,7 @@ def _same_text(a, b) -> bool:
     >>> _same_text("Bake at 350 F.", "bake at 350 F"), _same_text("Bake at 350 F.", "Bake at 400 F.")
     (True, False)
     """
-    from harness.aligner import fold
+    from harness.core.aligner import fold
 
     folded = fold(str(a))[0]
     return bool(folded) and folded == fold(str(b))[0]

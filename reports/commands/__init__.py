@@ -3,7 +3,7 @@
 that extends ``harness run``. Composed into the command line by the top-level module ``harness_cli``."""
 
 RUN_HELP = "a run directory, a store.sqlite path, or a run id under --out"
-"""Help text of a RUN argument (resolved by :func:`reports.data.load_run`)."""
+"""Help text of a RUN argument (resolved by :func:`reports.model.data.load_run`)."""
 
 
 def add_out_argument(parser) -> None:
@@ -13,7 +13,7 @@ def add_out_argument(parser) -> None:
 
 def run_as_bad_input(body, args) -> int:
     """``body(args)``, with a missing run or a malformed option turned into BadInput (exit 2, one line)."""
-    from harness.errors import BadInput
+    from harness.core.errors import BadInput
 
     try:
         return body(args)

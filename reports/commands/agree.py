@@ -1,8 +1,8 @@
 """``harness agree RUN [--json]``: agreement of every metric with the human labels of a run's cases
-(reads the store, never re-scores; see :mod:`reports.agreement`)."""
+(reads the store, never re-scores; see :mod:`reports.model.agreement`)."""
 from __future__ import annotations
 
-from harness.errors import BadInput
+from harness.core.errors import BadInput
 
 from reports.commands import add_out_argument
 
@@ -26,8 +26,10 @@ def run(args) -> int:
     """Print the figures (exit 2 for a run that does not exist)."""
     import json
 
-    from reports import agreement, agreement_section
-    from reports.data import load_run
+    from reports.model import agreement
+
+    from reports.model import agreement_section
+    from reports.model.data import load_run
 
     try:
         data = load_run(args.run, args.out, args.cases)

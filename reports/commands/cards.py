@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from harness.errors import BadInput
+from harness.core.errors import BadInput
 
 from reports.commands import add_out_argument
 
@@ -37,9 +37,9 @@ def run(args) -> int:
 
 
 def cmd_cards(args) -> int:
-    from reports.cards import canonical_reference_run, generate, write_cards
+    from reports.cards.generate import canonical_reference_run, generate, write_cards
 
-    from harness.accounting import PriceError, prices_from_args
+    from harness.judge.accounting import PriceError, prices_from_args
 
     try:
         prices = prices_from_args(args, None)

@@ -1,6 +1,6 @@
 """``harness check RUN --min METRIC=VALUE ... --max-errors N [--junit PATH]``: a CI gate on a finished run.
 
-Exit codes: 0 every criterion holds; 1 a criterion fails; 2 bad input. See :mod:`reports.gate`.
+Exit codes: 0 every criterion holds; 1 a criterion fails; 2 bad input. See :mod:`reports.model.gate`.
 Only argparse at import time: ``harness --help`` stays instant.
 """
 from __future__ import annotations
@@ -31,8 +31,8 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from reports.data import load_run
-    from reports.gate import check, junit_xml, lines, parse_min
+    from reports.model.data import load_run
+    from reports.model.gate import check, junit_xml, lines, parse_min
 
     minimums = [parse_min(item) for item in args.min]
     if args.max_errors is not None and args.max_errors < 0:

@@ -1,4 +1,4 @@
-"""``harness compare RUN_A RUN_B``: two runs side by side (see :mod:`reports.compare`), as HTML and Markdown.
+"""``harness compare RUN_A RUN_B``: two runs side by side (see :mod:`reports.model.compare`), as HTML and Markdown.
 
 Only argparse at import time: ``harness --help`` stays instant.
 """
@@ -29,9 +29,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from reports.compare import compare
-    from reports.compare_render import write
-    from reports.data import load_run
+    from reports.model.compare import compare
+    from reports.render.compare import write
+    from reports.model.data import load_run
 
     a, b = load_run(args.run_a, args.out), load_run(args.run_b, args.out)
     cmp = compare(a, b)

@@ -34,7 +34,7 @@ def run(args) -> int:
 
 def _run(args) -> int:
     from reports import export
-    from reports.data import resolve_store
+    from reports.model.data import resolve_store
 
     store = resolve_store(args.run, args.out)
     run_dir = os.path.dirname(os.path.abspath(store))

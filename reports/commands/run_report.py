@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from harness.errors import BadInput
+from harness.core.errors import BadInput
 
 EXTENDS = "run"
 
 
 def add_arguments(parser) -> None:
     """Add the report's options to ``harness run``."""
-    from reports.divergence import DEFAULT_THRESHOLD
+    from reports.model.divergence import DEFAULT_THRESHOLD
 
     parser.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
                         help=f"report: smallest score spread that counts as a divergence (default {DEFAULT_THRESHOLD})")

@@ -10,8 +10,8 @@ import copy
 import json
 import os
 
-from harness.model import Annotation, Case, Claim, Context, Evidence
-from harness.upstream import ReferenceUpstream
+from harness.core.records import Annotation, Case, Claim, Context, Evidence
+from harness.judge.upstream import ReferenceUpstream
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "deepeval.faithfulness.json")
 METRICS = ("deepeval.faithfulness", "deepeval.faithfulness_penalized")
@@ -54,7 +54,7 @@ def step_of_body(body: dict) -> str:
     output, else from the prompt's first words (the plain-text protocol DeepEval uses for a model id
     its registry does not know)."""
     from adapters.deepeval.judge import step_of
-    from harness.metric import JudgeRequest
+    from harness.metric.protocol import JudgeRequest
 
     return step_of(JudgeRequest("deepeval.faithfulness", None, body))
 

@@ -1,0 +1,75 @@
+"""``harness import FORMAT FILE --out CASES``: the subcommand (parser and command)."""
+from __future__ import annotations
+
+import sys
+
+NAME = "import"
+
+
+def add_parser(sub):
+    """Add ``import`` to the ``harness`` subcommands."""
+    from harness.cases.importers import FORMATS
+
+    p = sub.add_parser("import", help="turn a Ragas/DeepEval export or a RAGTruth/FaithBench release into a case file",
+                       description="Convert a dataset export (JSONL, JSON or CSV) into a harness case file. "
+                                   "Ragas and DeepEval cases carry no annotation: score them with a real judge "
+                                   "(--judge-url). RAGTruth (RESPONSE_JSONL SOURCE_INFO_JSONL) and FaithBench "
+                                   "(BATCH_JSON...) cases carry the human hallucination spans; a summary says "
+                                   "what was kept and what was dropped, by reason.")
+    p.add_argument("format", choices=sorted(FORMATS), help="the export's format")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="the export file (.jsonl, .json or .csv); ragtruth: RESPONSE_JSONL SOURCE_INFO_JSONL; "
+                        "faithbench: one or more batch JSON files")
+    p.add_argument("--out", required=True, help="the case file to write (JSONL)")
+    return p
+
+
+def run(args) -> int:
+    """Exit 0 with a summary; exit 2 with one line per problem (file, line, field) and nothing written."""
+    from harness.cases.load import CaseFileError
+    from harness.cases.importers import convert, module, write
+
+    if hasattr(module(args.format), "import_files"):
+        return run_labelled(args)
+    if len(args.files) != 1:
+        print(f"harness: import {args.format} takes one file, got {len(args.files)}", file=sys.stderr)
+        return 2
+    args.file = args.files[0]
+    try:
+        cases = convert(args.format, args.file)
+    except CaseFileError as e:
+        print(f"harness: cannot import: {e}", file=sys.stderr)
+        return 2
+    try:
+        write(cases, args.out)
+    except OSError as e:
+        print(f"harness: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: {len(cases)} case(s) from {args.file} ({args.format}), no annotations: "
+          f"score them with --judge-url URL --judge-model ID")
+    return 0
+
+
+def run_labelled(args) -> int:
+    """RAGTruth / FaithBench: keep or drop every row, print the summary; exit 2 when nothing is kept."""
+    from harness.cases.importers import module
+    from harness.cases.importers.labelled import ImportFileError, write
+
+    try:
+        result = module(args.format).import_files(args.files)
+    except ImportFileError as e:
+        print(f"harness: cannot import: {e}", file=sys.stderr)
+        return 2
+    for line in result.summary():
+        print(line)
+    if not result.cases:
+        print(f"harness: cannot import: no {args.format} row was kept; nothing written", file=sys.stderr)
+        return 2
+    try:
+        write(result.cases, args.out)
+    except OSError as e:
+        print(f"harness: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: {len(result.cases)} case(s) with human span labels ({args.format}); the reference judge "
+          "reads each answer sentence as a claim")
+    return 0

@@ -1,0 +1,295 @@
+"""``harness run``: score every case with every metric through one judge, print the table.
+
+Nothing heavy is imported at module level (``--help`` stays instant); the vendor stack is imported
+only when a vendor metric runs. Commands that extend ``run`` (the report step, from reports/) are
+attached by the composition root, ``harness_cli.py``: each has ``check(args)``, run before anything
+starts, and ``after(args, outcome) -> int``, run after the store is written (non-zero: exit 1).
+
+Exit codes: 0 done; 1 the run finished but some cells errored (or the run itself failed);
+2 bad input (a case file, a metric name, an option).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from harness.cases.defaults import DEFAULT_CASES
+from harness.core.errors import BadInput
+
+OPENAI_URL = "https://api.openai.com/v1"
+NAME = "run"
+
+
+def add_parser(sub):
+    """Register ``run`` on the ``harness`` subparsers; return its parser."""
+    r = sub.add_parser("run", help="score every case with every metric (default: all, reference judge)",
+                       description="Score cases x metrics through one judge; resumable by --run-id.")
+    r.add_argument("--cases", default=DEFAULT_CASES, help=f"JSONL case file (default {DEFAULT_CASES})")
+    r.add_argument("--metrics", default="all",
+                   help="comma-separated metric names or vendor prefixes (default: all registered; "
+                        "see 'harness metrics')")
+    j = r.add_argument_group("judge (default: the offline reference judge)")
+    j.add_argument("--judge-url", help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1")
+    j.add_argument("--judge-model", help="model id to send; alone it means OpenAI's API (pin a dated id)")
+    j.add_argument("--judge-key-env", metavar="NAME",
+                   help="NAME of the env var holding the key (default OPENAI_API_KEY for OpenAI's URL, "
+                        "none otherwise); the key is never written anywhere")
+    j.add_argument("--judge-latency-ms", type=float, default=0.0,
+                   help="reference judge only: injected latency per call (benchmarks)")
+    em = r.add_argument_group("embeddings (baseline.similarity, cascade.similarity_span; default: the embedded "
+                              "all-MiniLM-L6-v2 int8 ONNX model, offline)")
+    em.add_argument("--embed-url", help="OpenAI-compatible base URL serving /embeddings, e.g. http://localhost:11434/v1")
+    em.add_argument("--embed-model", help="embedding model id to send with --embed-url")
+    em.add_argument("--embed-key-env", metavar="NAME", help="NAME of the env var holding the embedding endpoint's key")
+    em.add_argument("--similarity-threshold", type=float, default=0.80, metavar="T",
+                    help="a sentence is grounded when its best cosine similarity reaches T (default 0.80)")
+    r.add_argument("--cache", default="auto", choices=["auto", "live", "record", "replay"],
+                   help="judge cache: live (none), record (reuse + store), replay (cache only). "
+                        "auto: live for the reference judge, record for a real judge")
+    r.add_argument("--cache-path", help="SQLite cache file (default OUT/judge-cache.sqlite)")
+    r.add_argument("--concurrency", type=int, default=8, help="cells in flight at once (default 8)")
+    r.add_argument("--workers", type=int, metavar="N",
+                   help="worker processes scoring cells, each importing the vendors once (default: the "
+                        "machine's cores; 1: in this process)")
+    r.add_argument("--no-pin", action="store_true",
+                   help="let the OS move the worker processes between cores (default: with no more workers "
+                        "than cores, each worker stays on a core of its own)")
+    r.add_argument("--recompute", action="store_true",
+                   help="with --cache record/replay: run every cell's vendor code, even for a cell the cell cache "
+                        "holds (same case, metric version, vendor versions, judge, every answer cached)")
+    r.add_argument("--ray", metavar="auto|ADDRESS",
+                   help="run the workers as Ray actors on an existing Ray cluster (needs the 'ray' extra)")
+    r.add_argument("--out", default="reports/out", help="output directory (default reports/out)")
+    r.add_argument("--run-id", help="run id; rerunning with an existing id resumes it (default: a timestamp)")
+    r.add_argument("--scores-csv", metavar="PATH", help="also write case_id,metric,score,status to PATH")
+    r.add_argument("--retries", type=int, default=3, help="judge retries per call after the first (default 3)")
+    r.add_argument("--call-timeout", type=float, default=120.0, help="seconds per judge call attempt (default 120)")
+    from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S
+
+    r.add_argument("--cell-timeout", type=float, default=DEFAULT_CELL_TIMEOUT_S, metavar="S",
+                   help=f"total seconds per cell, every judge call, retry and wait included (default "
+                        f"{DEFAULT_CELL_TIMEOUT_S:g}): a hung judge costs a cell this long at most; a cell out of "
+                        f"time is ERROR and a rerun with the same --run-id retries it")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
+    r.add_argument("--faults", metavar="SPEC",
+                   help="inject judge faults per attempt (testing), e.g. 500=0.05,429=0.05,timeout=0.01,"
+                        "malformed=0.02,truncated=0.02,schema=0.02[,retry_after=1]; see harness/judge/faults.py")
+    r.add_argument("--fault-seed", type=int, metavar="N",
+                   help="seed of --faults (default 0): the same seed faults the same calls, so a run replays")
+    from harness.judge.accounting import add_price_options
+
+    add_price_options(r)
+    return r
+
+
+def run(args) -> int:
+    """Dispatch ``harness run`` (Ctrl-C ends it at once with the resume message: ``harness.run.interrupt``)."""
+    from harness.run.interrupt import ExitOnInterrupt
+
+    with ExitOnInterrupt():
+        return cmd_run(args)
+
+
+def _load(path: str):
+    from harness.cases.load import CaseFileError, load_cases
+    from harness.cases.defaults import resolve_cases
+
+    try:
+        return load_cases(resolve_cases(path))
+    except CaseFileError as e:
+        raise BadInput(f"invalid case file:\n{e}") from None
+
+
+def _metrics(spec: str) -> list[str]:
+    from harness.metric import registry
+
+    try:
+        names = registry.resolve(spec)
+    except registry.UnknownMetric as e:
+        raise BadInput(str(e)) from None
+    from harness.metric.extras import select
+
+    try:
+        names, notes = select(spec, names)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    for note in notes:
+        print(f"harness: {note}", file=sys.stderr)
+    if not names:
+        raise BadInput("no metrics selected")
+    return names
+
+
+def judge_config(args):
+    from harness.run.runner import JudgeConfig
+
+    if args.judge_url is None and args.judge_model is None:
+        if args.judge_key_env:
+            raise BadInput("--judge-key-env needs --judge-url or --judge-model")
+        return JudgeConfig(latency_ms=args.judge_latency_ms)
+    if args.judge_latency_ms:
+        raise BadInput("--judge-latency-ms applies to the reference judge only")
+    url = args.judge_url or OPENAI_URL
+    if args.judge_model is None:
+        raise BadInput("--judge-url needs --judge-model (the model id to send)")
+    key_env = args.judge_key_env or ("OPENAI_API_KEY" if url == OPENAI_URL else None)
+    if key_env and not os.environ.get(key_env) and getattr(args, "cache", None) != "replay":   # replay: no key
+        raise BadInput(f"environment variable {key_env} is not set (it should hold the judge's key)")
+    from harness.core import redact
+
+    redact.register(os.environ.get(key_env) if key_env else None)
+    redact.register_url(url)
+    return JudgeConfig(url=url, model=args.judge_model, key_env=key_env)
+
+
+def embed_config(args):
+    """(``EmbedConfig``, metric args) from the embeddings options."""
+    from harness.metric import registry
+    from harness.judge.embeddings import EmbedConfig
+
+    if not -1.0 <= args.similarity_threshold <= 1.0:
+        raise BadInput(f"--similarity-threshold must be between -1 and 1, got {args.similarity_threshold}")
+    args_of = {m: {arg: getattr(args, dest) for arg, dest in registry.get(m).run_options.items()}
+               for m in registry.names() if registry.get(m).run_options}
+    if args.embed_url is None:
+        if args.embed_model or args.embed_key_env:
+            raise BadInput("--embed-model and --embed-key-env need --embed-url")
+        return EmbedConfig(), args_of
+    if not args.embed_model:
+        raise BadInput("--embed-url needs --embed-model (the embedding model id to send)")
+    if args.embed_key_env and not os.environ.get(args.embed_key_env):
+        raise BadInput(f"environment variable {args.embed_key_env} is not set (it should hold the embedding key)")
+    return EmbedConfig(args.embed_url, args.embed_model, args.embed_key_env), args_of
+
+
+def fault_injector(args):
+    """``--faults`` / ``--fault-seed`` as an upstream wrapper (None without ``--faults``)."""
+    if args.faults is None:
+        if args.fault_seed is not None:
+            raise BadInput("--fault-seed needs --faults")
+        return None
+    from harness.judge.faults import FaultInjector, FaultSpec
+
+    try:
+        spec = FaultSpec.parse(args.faults)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    return FaultInjector(spec, args.fault_seed or 0)
+
+
+def workers(args) -> int:
+    """``--workers``, default the machine's cores."""
+    if args.workers is not None:
+        return args.workers
+    from harness.run.workers import default_workers
+
+    return default_workers()
+
+
+def cmd_run(args) -> int:
+    if args.concurrency < 1:
+        raise BadInput("--concurrency must be at least 1")
+    if args.retries < 0:
+        raise BadInput("--retries must be 0 or more")
+    if args.workers is not None and args.workers < 1:
+        raise BadInput("--workers must be at least 1")
+    if args.ray is not None and args.workers is not None:
+        raise BadInput("--ray runs one worker per CPU of the cluster: leave out --workers")
+    if args.ray is not None and args.no_pin:
+        raise BadInput("--no-pin is for local worker processes: Ray places its actors itself")
+    for ext in getattr(args, "extensions", ()):
+        ext.check(args)
+    try:
+        check_run_args(args)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    faults = fault_injector(args)
+    cases = _load(args.cases)
+    metrics = _metrics(args.metrics)
+    judge = judge_config(args)
+    from harness.judge.accounting import PriceError, prices_from_args
+
+    try:
+        prices = prices_from_args(args, judge.model)
+    except PriceError as e:
+        raise BadInput(str(e)) from None
+    if judge.is_reference:
+        from harness.judge.reference import refuse_unannotated
+
+        try:
+            refuse_unannotated(cases)
+        except ValueError as e:
+            raise BadInput(str(e)) from None
+    embeddings, metric_args = embed_config(args)
+    from harness.metric import registry
+    from harness.run.runner import RunOptions, run
+    from harness.store.runstore import RunStore
+    from harness.store.table import LEGEND, counts_lines, error_lines, render, write_scores_csv
+
+    opts = RunOptions(cases=cases, metrics=metrics, judge=judge, cache_mode=args.cache,
+                      cache_path=args.cache_path, concurrency=args.concurrency, out_dir=args.out,
+                      run_id=args.run_id, progress=not args.no_progress, retry_attempts=args.retries + 1,
+                      call_timeout_s=args.call_timeout, upstream_wrapper=faults, embeddings=embeddings,
+                      metric_args={m: a for m, a in metric_args.items() if m in metrics},
+                      prices=prices, cell_timeout_s=args.cell_timeout, workers=workers(args), ray=args.ray,
+                      pin_workers=not args.no_pin,
+                      reuse_cells=not args.recompute)
+    print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
+    if opts.metric_args:
+        print(f"embeddings: {embeddings.describe()}   similarity threshold: {args.similarity_threshold:.2f}", flush=True)
+    if faults is not None:
+        print(f"faults: {faults.spec.describe()} per attempt (seed {faults.seed})", flush=True)
+    from harness.store.runstore import StoreWriteError
+
+    try:
+        outcome = run(opts)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    except StoreWriteError as e:
+        raise BadInput(f"{e}; finished cells are kept, rerun with the same --run-id to resume") from None
+    store = RunStore.open(outcome.store_path)
+    try:
+        shorts = {m: registry.get(m).short_name for m in metrics}
+        ids = [c.id for c in cases]
+        print(render(store, metrics, ids, shorts))
+        print(LEGEND)
+        print("cells per metric:")
+        print("\n".join(counts_lines(outcome.counts, metrics)))
+        print("judge traffic: " + traffic_line(store, judge.model, prices))
+        errs = error_lines(store)
+        if errs:
+            print("errors:")
+            print("\n".join(errs))
+        if args.scores_csv:
+            write_scores_csv(store, args.scores_csv, metrics, ids)
+            print(f"scores: {args.scores_csv}")
+    finally:
+        store.close()
+    print(f"store: {outcome.store_path}")
+    report_failed = any([ext.after(args, outcome) for ext in getattr(args, "extensions", ())])
+    n_err = sum(c.get("error", 0) for m, c in outcome.counts.items() if m in metrics)
+    return 1 if (n_err or report_failed) else 0
+
+
+def traffic_line(store, model: str, prices: dict | None) -> str:
+    """Billed, cached and retried judge traffic of the run, and money at the user's price."""
+    from harness.judge.accounting import parse_prices, traffic_summary
+
+    row = store.rows("SELECT SUM(billed_prompt_tokens), SUM(billed_completion_tokens), "
+                     "SUM(cached_prompt_tokens + cached_completion_tokens), SUM(cache_hits), SUM(retries), "
+                     "SUM(usage_missing) FROM cells")[0]
+    table = parse_prices(prices["models"]) if prices and prices.get("models") else {}
+    return traffic_summary(row, table.get(model))
+
+
+def check_run_args(args) -> None:
+    """``harness run``'s options checked before anything runs or is written (ValueError: exit 2)."""
+    from harness.run import checks
+
+    checks.metrics_spec(args.metrics)
+    checks.positive_seconds("--call-timeout", args.call_timeout)
+    checks.positive_seconds("--cell-timeout", args.cell_timeout)
+    checks.http_url("--judge-url", args.judge_url)
+    real = args.judge_url is not None or args.judge_model is not None
+    checks.run_outputs(args.out, args.run_id, args.scores_csv, args.cache_path,
+                       uses_cache=args.cache in ("record", "replay") or (args.cache == "auto" and real))

@@ -1,0 +1,113 @@
+"""Span helpers: the verbatim check, a plain sentence splitter and span overlap.
+
+Locating a vendor's unit in the answer is :mod:`harness.core.aligner`'s job.
+
+The verbatim check normalises only whitespace and quote characters (curly quotes, primes and
+backticks become straight quotes; every run of whitespace becomes one space), and maps a match back
+to offsets in the original text.
+"""
+from __future__ import annotations
+
+import re
+
+_QUOTES = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "`": "'", "\u00b4": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
+})
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def normalise(text: str) -> tuple[str, list[int]]:
+    """Normalise whitespace and quotes; return the text and, per output char, its input offset.
+
+    >>> normalise("a \u201cb\u201d\\n  c")
+    ('a "b" c', [0, 1, 2, 3, 4, 5, 8])
+    """
+    out: list[str] = []
+    idx: list[int] = []
+    in_space = False
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if not in_space and out:
+                out.append(" ")
+                idx.append(i)
+            in_space = True
+            continue
+        in_space = False
+        out.append(ch.translate(_QUOTES))
+        idx.append(i)
+    if out and out[-1] == " ":
+        out.pop()
+        idx.pop()
+    return "".join(out), idx
+
+
+def find_verbatim(quote: str, text: str) -> tuple[int, int] | None:
+    """Offsets of ``quote`` in ``text`` after normalising whitespace and quotes, or None.
+
+    An empty (or all-whitespace) quote is no evidence: it is never found, although "" occurs in
+    every string.
+
+    >>> find_verbatim("350  F", "Bake at 350 F for 8 minutes.")
+    (8, 13)
+    >>> find_verbatim("\u201cno\u201d", 'say "no" twice')
+    (4, 8)
+    >>> find_verbatim("", "anything") is None
+    True
+    >>> find_verbatim("400 F", "Bake at 350 F.") is None
+    True
+    """
+    q, _ = normalise(quote)
+    if not q:
+        return None
+    t, idx = normalise(text)
+    pos = t.find(q)
+    if pos < 0:
+        return None
+    return idx[pos], idx[pos + len(q) - 1] + 1
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (letters and digits, any script).
+
+    >>> words("Bake at 350\u00b0F, then cool!")
+    ['bake', 'at', '350', 'f', 'then', 'cool']
+    """
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+_SENT_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])[\"'\u201d\u2019)\]]*\s+")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """A plain sentence splitter (end punctuation + whitespace), as spans with trimmed edges.
+
+    Only for locating units and for RAGTruth-style data; vendors split with their own code.
+
+    >>> t = "One. Two!  Three?"
+    >>> [t[s:e] for s, e in sentence_spans(t)]
+    ['One.', 'Two!', 'Three?']
+    """
+    spans, start = [], 0
+    for m in _SENT_END.finditer(text):
+        spans.append((start, m.start() + len(m.group(0).rstrip())))
+        start = m.end()
+    spans.append((start, len(text)))
+    out = []
+    for s, e in spans:
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            out.append((s, e))
+    return out
+
+
+def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Do two half-open spans share at least one character?
+
+    >>> overlaps((0, 5), (4, 9)), overlaps((0, 5), (5, 9))
+    (True, False)
+    """
+    return a[0] < b[1] and b[0] < a[1]

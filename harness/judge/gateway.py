@@ -1,0 +1,421 @@
+"""The judge gateway: an OpenAI-compatible endpoint that every metric calls.
+
+Each cell gets its own base URL, ``http://127.0.0.1:PORT/cell/<run>/<case>/<metric>/v1``, so every
+call is attributed to its case and metric. The gateway forwards to the upstream judge (reference or
+HTTP) through the cache and the harness's retry policy (transport faults only: a judge's reply is
+handed on as it came, its fit to the requested format recorded as an observation), and keeps a
+ledger per cell. One plain async
+function answers every request, :meth:`Gateway.handle`, reached two ways:
+
+- in-process (a run): :meth:`Gateway.attach` binds the gateway to the runner's event loop and the
+  vendors' clients carry :class:`harness.judge.transport.GatewayTransport`, so a judge call is a function
+  call, no socket; synchronous vendor code (TruLens, from worker threads) and async vendor code
+  (Ragas, DeepEval) both use it;
+- over loopback HTTP (``harness judge serve``, and wherever a real URL is needed):
+  :meth:`Gateway.start` serves aiohttp routes on its own event loop in a daemon thread. It binds
+  127.0.0.1 only and never logs a key.
+
+The standalone reference judge (``harness judge serve``) is the same server with the reference
+upstream; it also accepts ``POST /v1/chat/completions`` attributed by the ``X-Harness-Cell`` header,
+which is how a run pointed at it through ``--judge-url`` names its cells.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from urllib.parse import quote, unquote
+
+from harness.judge.accounting import add_call, usage_of
+from harness.judge.budget import CellBudgets
+from harness.judge.cache import MODES, JudgeCache, is_sampled, request_key
+from harness.core.records import Ledger
+from harness.judge.replies import reply_fit
+from harness.judge.upstream import Cell, RetryPolicy, UpstreamError, call_with_retries
+
+
+class ReplayMiss(Exception):
+    pass
+
+
+@dataclass
+class CallRecord:
+    """One request as the ledger keeps it (no prompt text, no headers)."""
+
+    cell: Cell
+    seq: int
+    started: float
+    latency_ms: float
+    ok: bool
+    cached: bool
+    attempts: int
+    prompt_tokens: int
+    completion_tokens: int
+    key: str
+    step: str
+    error: str | None = None
+    usage: bool = True
+    """The reply carried a readable ``usage`` (False: its tokens are unknown)."""
+    reply_fit: str | None = None
+    """Did the reply fit the requested ``response_format``: ``fits``, ``not asked`` or the misfit (an
+    observation; the reply is handed on as it came); None when there was no reply."""
+
+
+@dataclass
+class _CellBook:
+    ledger: Ledger = field(default_factory=Ledger)
+    calls: list = field(default_factory=list)
+    repeats: dict = field(default_factory=lambda: defaultdict(int))
+
+
+def step_hint(body: dict) -> str:
+    """A short label for the request, for the ledger: the json_schema name, else the start of the
+    last user message."""
+    rf = body.get("response_format") or {}
+    if rf.get("type") == "json_schema":
+        name = (rf.get("json_schema") or {}).get("name")
+        if name:
+            return str(name)[:60]
+    for m in reversed(body.get("messages") or []):
+        c = m.get("content")
+        if isinstance(c, list):
+            c = "".join(p.get("text", "") for p in c if isinstance(p, dict))
+        if c:
+            return " ".join(str(c).split())[:60]
+    return ""
+
+
+class Gateway:
+    """Start with :meth:`start`; get cell URLs with :meth:`cell_url`; collect ledgers with :meth:`take`."""
+
+    def __init__(self, upstream, *, cache: JudgeCache | None = None, mode: str = "live",
+                 policy: RetryPolicy | None = None, host: str = "127.0.0.1", port: int = 0,
+                 keep_ledger: bool = True, embeddings=None):
+        if mode not in MODES:
+            raise ValueError(f"unknown cache mode {mode!r}; known: {', '.join(MODES)}")
+        if mode != "live" and cache is None:
+            raise ValueError(f"cache mode {mode!r} needs a cache")
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError(f"the gateway binds loopback only, not {host!r}")
+        self.upstream, self.cache, self.mode = upstream, cache, mode
+        self.policy = policy or RetryPolicy()
+        self.host, self.port = host, port
+        self.keep_ledger = keep_ledger
+        """False for a long-lived server (``harness judge serve``): no per-cell ledger is kept, so
+        memory does not grow with every request."""
+        self.embeddings = embeddings
+        """Upstream of ``/v1/embeddings`` (``harness.judge.embeddings``); None: the embedded model, made on first use."""
+        self._books: dict[Cell, _CellBook] = defaultdict(_CellBook)
+        self.budgets = CellBudgets()
+        """Each open cell's time budget (``harness.judge.budget``): the runner opens it, :meth:`take` closes it."""
+        self._inflight: dict[Cell, int] = defaultdict(int)
+        self._closed: set[Cell] = set()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner = None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> "Gateway":
+        ready = threading.Event()
+        err: list[BaseException] = []
+
+        def main():
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+            try:
+                self._loop.run_until_complete(self._serve())
+            except BaseException as e:  # noqa: BLE001 - reported to the starter
+                err.append(e)
+                ready.set()
+                return
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=main, name="judge-gateway", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        if err:
+            raise err[0]
+        return self
+
+    async def _serve(self):
+        from aiohttp import web
+
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/cell/{run}/{case}/{metric}/v1/chat/completions", self._handle_cell)
+        app.router.add_post("/v1/chat/completions", self._handle_header)
+        app.router.add_post("/cell/{run}/{case}/{metric}/v1/embeddings", self._handle_embed_cell)
+        app.router.add_post("/v1/embeddings", self._handle_embed_header)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/cell/{run}/{case}/{metric}/v1/models", self._models)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+
+    def attach(self) -> "Gateway":
+        """Serve in-process only, in the running event loop: no thread, no socket. Requests come in
+        through :class:`harness.judge.transport.GatewayTransport` (a run's mode); end with :meth:`aclose`."""
+        self._loop = asyncio.get_running_loop()
+        return self
+
+    async def aclose(self) -> None:
+        """End an attached gateway (closes the upstream's connections)."""
+        try:
+            await self.upstream.aclose()
+            if self.embeddings is not None:
+                await self.embeddings.aclose()
+        finally:
+            self._loop = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the gateway answers in (its own thread's after :meth:`start`, the caller's
+        after :meth:`attach`); None when it is not running."""
+        return self._loop
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+
+        async def shutdown():
+            await self.upstream.aclose()
+            if self.embeddings is not None:
+                await self.embeddings.aclose()
+            await self._runner.cleanup()
+
+        fut = asyncio.run_coroutine_threadsafe(shutdown(), self._loop)
+        try:
+            fut.result(10)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._loop = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def base(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def cell_url(self, run: str, case: str, metric: str) -> str:
+        parts = "/".join(quote(p, safe="") for p in (run, case, metric))
+        return f"{self.base}/cell/{parts}/v1"
+
+    # --- ledger ------------------------------------------------------------------------------
+
+    def take(self, run: str, case: str, metric: str) -> tuple[Ledger, list[CallRecord]]:
+        """Remove and return a cell's ledger and call records (the runner stores them with the cell).
+
+        The cell is then closed: a late request for it (a vendor's background task outliving the cell)
+        is refused without reaching the judge, so no call is made that no ledger records."""
+        self.budgets.close(Cell(run, case, metric))
+        with self._lock:
+            self._closed.add(Cell(run, case, metric))
+            book = self._books.pop(Cell(run, case, metric), None)
+        return (book.ledger, book.calls) if book else (Ledger(), [])
+
+    def inflight(self, run: str, case: str, metric: str) -> int:
+        """Requests of a cell the gateway is still answering."""
+        with self._lock:
+            return self._inflight.get(Cell(run, case, metric), 0)
+
+    async def settle(self, run: str, case: str, metric: str, limit_s: float) -> None:
+        """Wait, in the caller's event loop, until none of a cell's requests is in flight (at most
+        ``limit_s``). A vendor can end a cell while a sibling call is still being answered (DeepEval sends
+        two steps at once and raises on the first failure); that call belongs in the cell's ledger, so the
+        runner settles before :meth:`take`."""
+        deadline = time.monotonic() + limit_s
+        while self.inflight(run, case, metric) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+
+    def peek(self, run: str, case: str, metric: str) -> Ledger:
+        with self._lock:
+            book = self._books.get(Cell(run, case, metric))
+            return book.ledger if book else Ledger()
+
+    def _record(self, cell: Cell, rec: CallRecord) -> None:
+        if not self.keep_ledger:
+            return
+        with self._lock:
+            book = self._books[cell]
+            book.ledger = add_call(book.ledger, rec)
+            book.calls.append(rec)
+
+    def _repeat_index(self, cell: Cell, key: str) -> int:
+        with self._lock:
+            book = self._books[cell]
+            n = book.repeats[key]
+            book.repeats[key] = n + 1
+            return n
+
+    # --- handlers ----------------------------------------------------------------------------
+
+    async def _models(self, request):
+        return _web(await self.models_reply(None, b""))
+
+    async def models_reply(self, cell: Cell | None, body: bytes) -> tuple[int, dict]:
+        """``GET /v1/models``: the one model the gateway serves."""
+        return 200, {"object": "list", "data": [{"id": self.upstream.model, "object": "model"}]}
+
+    async def _handle_header(self, request):
+        raw = request.headers.get("X-Harness-Cell", "")
+        cell = cell_of_header(raw)
+        if cell is None:
+            return _web(_error(400, HEADER_NEEDED))
+        return _web(await self.handle(cell, await request.read()))
+
+    async def _handle_cell(self, request):
+        mi = request.match_info
+        return _web(await self.handle(Cell(mi["run"], mi["case"], mi["metric"]), await request.read()))
+
+    async def handle(self, cell: Cell, body: bytes | dict) -> tuple[int, dict]:
+        """Answer one chat-completion request of ``cell``: ``(HTTP status, JSON body)``.
+
+        The one request path: the aiohttp routes and the in-process transport
+        (:mod:`harness.judge.transport`) both call it, in the gateway's event loop. ``body`` is the raw
+        request body (parsed here) or an already parsed dict."""
+        if isinstance(body, (bytes, bytearray, str)):
+            try:
+                body = json.loads(body)
+            except (ValueError, UnicodeDecodeError):
+                return _error(400, "request body is not JSON")
+        return await self._complete(cell, body)
+
+    async def _handle_embed_header(self, request):
+        cell = cell_of_header(request.headers.get("X-Harness-Cell", ""))
+        if cell is None:
+            return _web(_error(400, HEADER_NEEDED))
+        return _web(await self.embeddings_reply(cell, await request.read()))
+
+    async def _handle_embed_cell(self, request):
+        mi = request.match_info
+        return _web(await self.embeddings_reply(Cell(mi["run"], mi["case"], mi["metric"]), await request.read()))
+
+    async def embeddings_reply(self, cell: Cell, body: bytes | dict) -> tuple[int, dict]:
+        """Answer one ``/v1/embeddings`` request of ``cell`` (:mod:`harness.judge.embeddings`): ``(status, body)``."""
+        from harness.judge.embeddings import LocalEmbeddings, answer
+
+        if isinstance(body, (bytes, bytearray, str)):
+            try:
+                body = json.loads(body)
+            except (ValueError, UnicodeDecodeError):
+                return _error(400, "request body is not JSON")
+        if self.embeddings is None:
+            self.embeddings = LocalEmbeddings()
+        return await self._complete(cell, body, lambda c, b: answer(self, c, b, CallRecord, _error))
+
+    async def _complete(self, cell: Cell, body, answer=None):
+        with self._lock:
+            if cell in self._closed:
+                return _error(409, f"cell {cell.label} is finished; no more judge calls for it")
+            self._inflight[cell] += 1
+        try:
+            return await (answer or self._answer)(cell, body)
+        finally:
+            with self._lock:
+                self._inflight[cell] -= 1
+                if not self._inflight[cell]:
+                    del self._inflight[cell]
+
+    async def _answer(self, cell: Cell, body):
+        started = time.time()
+        t0 = time.perf_counter()
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return _error(400, "request body needs a 'messages' list")
+        if body.get("stream"):
+            return _error(400, "streaming is not supported by the harness gateway")
+        try:
+            scope = self.upstream.scope(cell)
+        except UpstreamError as e:
+            return _error(e.status, str(e))
+        sampled = is_sampled(body) and self.mode != "live"   # the repeat index only matters to the cache
+        repeat = self._repeat_index(cell, request_key(body, scope)) if sampled else 0
+        key = request_key(body, scope, repeat)
+        step = step_hint(body)
+        resp, cached, attempts, error, status = None, False, 0, None, 200
+        if self.mode in ("record", "replay"):
+            resp = self.cache.get(key)
+            cached = resp is not None
+        if resp is None and self.mode == "replay":
+            error, status = (f"replay miss: no cached response for cell {cell.label} "
+                             f"(request {key[:12]}, step {step!r}); rerun with --cache record"), 400
+        elif resp is None:
+            res = await self.budgets.call(cell, call_with_retries(self.upstream, cell, body, self.policy))
+            attempts = res.attempts
+            if res.response is not None:
+                resp = res.response
+                if self.mode == "record" and "x_harness_injected_fault" not in resp:  # never cache a fault
+                    self.cache.put(key, body, resp)
+            else:
+                error, status = str(res.error), res.error.status
+        pt, ct, has_usage = usage_of(resp)
+        self._record(cell, CallRecord(
+            cell=cell, seq=0, started=started, latency_ms=(time.perf_counter() - t0) * 1000.0,
+            ok=error is None, cached=cached, attempts=max(attempts, 1 if not cached else 0),
+            prompt_tokens=pt, completion_tokens=ct, key=key, step=step, error=error,
+            usage=has_usage, reply_fit=reply_fit(body, resp) if error is None else None))
+        if error is not None:
+            return _error(status, error)
+        return 200, resp
+
+
+HEADER_NEEDED = ("this endpoint needs the X-Harness-Cell header (run/case/metric, URL-quoted); "
+                 "harness runs send it, or use /cell/<run>/<case>/<metric>/v1")
+
+
+def cell_of_header(raw: str) -> Cell | None:
+    """The cell named by an ``X-Harness-Cell`` value, None when it is not ``run/case/metric``.
+
+    >>> cell_of_header("r/case%2F1/m"), cell_of_header("r/c")
+    (Cell(run='r', case='case/1', metric='m'), None)
+    """
+    parts = raw.split("/")
+    return Cell(*(unquote(p) for p in parts)) if len(parts) == 3 else None
+
+
+def _error(status: int, message: str) -> tuple[int, dict]:
+    kind = "invalid_request_error" if status < 500 else "upstream_error"
+    return status, {"error": {"message": message, "type": kind, "code": status}}
+
+
+def _web(reply: tuple[int, dict]):
+    from aiohttp import web
+
+    return web.json_response(reply[1], status=reply[0])
+
+
+def serve_reference(cases_path: str, port: int, latency_ms: float = 0.0) -> None:
+    """``harness judge serve``: the reference judge as a standalone OpenAI-compatible server.
+
+    Requests are attributed by the ``X-Harness-Cell`` header (``run/case/metric``); any run id is
+    accepted, and cases come from ``cases_path``.
+    """
+    from harness.cases.load import load_cases
+    from harness.judge.upstream import ReferenceUpstream
+
+    cases = load_cases(cases_path)
+
+    class AnyRun(dict):
+        def __missing__(self, key):
+            return cases.by_id(key[1])
+
+    up = ReferenceUpstream(AnyRun(), latency_ms=latency_ms)
+    gw = Gateway(up, port=port, keep_ledger=False).start()
+    print(json.dumps({"url": f"{gw.base}/v1", "model": up.model, "cases": len(cases)}), flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        gw.stop()

@@ -1,0 +1,119 @@
+"""The reference judge: deterministic, offline, annotation-driven.
+
+It answers each metric's prompts from the case's human claim labels, applying each vendor's rubric
+to those labels as the rubric's text instructs. The judge is held constant, so differences between
+metrics come only from their definitions. Each metric's reading of the labels is data on its class
+(``label_reading``, one row of the table below) and its request handling lives with its adapter
+(the ``judge`` handler the class names); this module dispatches to it. The annotation views the
+handlers read (judged claims, claims in a span, the abstention) are methods of the case
+(:class:`harness.core.records.Case`).
+
+The label table (changing it is a versioned change: bump ``REFERENCE_VERSION`` and the versions of
+the metrics it affects, and say so on their cards):
+
+============  ==================  ===============  ================  ===========  =========================
+annotation    Ragas NLI verdict   Ragas RG rating  DeepEval verdict  TruLens 0-3  in-house span
+============  ==================  ===============  ================  ===========  =========================
+supported     1                   grounded         yes               3            supported + evidence span
+inference     1 (directly         grounded         yes               2            supported, no span
+              inferred)                                                           (so: not grounded)
+not_found     0                   not grounded     borderline        0            not_found
+contradicted  0                   not grounded     no                0            contradicted
+============  ==================  ===============  ================  ===========  =========================
+
+Ragas ResponseGroundedness: 2 if every claim is grounded, 0 if none, else 1; an answer with no
+claims asserts nothing ungrounded: 2. TruLens: a sentence scores the mean of its claims' scores,
+rounded half up. Data with RAGTruth-style spans instead of claims: each answer sentence is a claim,
+``not_found``/``contradicted`` where it overlaps a span of that label, else ``supported``.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import math
+import time
+from dataclasses import dataclass
+
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.core.records import Case
+
+REFERENCE_VERSION = "1"
+"""Version of the label table above."""
+
+MODEL_ID = "reference-judge"
+"""The model id the reference judge reports."""
+
+
+def unannotated(cases) -> list[str]:
+    """Ids of the cases the reference judge cannot answer (no annotation), in order."""
+    return [c.id for c in cases if c.annotation is None]
+
+
+def refuse_unannotated(cases) -> None:
+    """ValueError naming every unannotated case: the reference judge answers from annotations only."""
+    missing = unannotated(cases)
+    if missing:
+        shown = ", ".join(missing[:10]) + (f", ... ({len(missing)} in all)" if len(missing) > 10 else "")
+        raise ValueError(f"the reference judge answers from annotations, and {len(missing)} case(s) have none "
+                         f"({shown}): pass --judge-url (and --judge-model) to score them with a real judge")
+
+
+def approx_tokens(text: str) -> int:
+    """Token count the reference judge reports: ceil(characters / 4), at least 1.
+
+    >>> approx_tokens("abcdefgh"), approx_tokens("")
+    (2, 1)
+    """
+    return max(1, math.ceil(len(text) / 4))
+
+
+@dataclass
+class ReferenceJudge:
+    """Answers chat-completion requests for cells from each metric's ``judge`` handler."""
+
+    latency_ms: float = 0.0
+    """Injected latency per call (benchmarks use it); applied by the gateway."""
+
+    def reply(self, metric: str, case: Case, body: dict) -> dict:
+        """A full ``chat.completion`` response for one request (raises UnrecognisedRequest)."""
+        req = JudgeRequest(metric=metric, case=case, body=body)
+        if case.annotation is None:
+            raise UnrecognisedRequest(metric, f"case {case.id!r} has no annotation, and the reference judge "
+                                              "answers only from annotations (pass --judge-url)", req.prompt)
+        content = handler(metric, req.prompt)(req)
+        if not isinstance(content, str):
+            content = json.dumps(content)
+        return completion(content, body.get("model") or MODEL_ID, req.prompt)
+
+
+def handler(metric: str, prompt: str = ""):
+    """The reference-judge handler of ``metric``: its class's ``judge`` ("module:function"),
+    imported on first use (UnrecognisedRequest for a metric no distribution declares)."""
+    from harness.metric import registry
+
+    try:
+        cls = registry.get(metric)
+    except ValueError as e:
+        raise UnrecognisedRequest(metric, "unknown metric", prompt) from e
+    module, _, func = cls.judge.partition(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def completion(content: str, model: str, prompt_text: str) -> dict:
+    """Wrap reply text as an OpenAI ``chat.completion`` with usage counts."""
+    pt, ct = approx_tokens(prompt_text), approx_tokens(content)
+    rid = hashlib.sha256((prompt_text + content).encode()).hexdigest()[:24]
+    return {
+        "id": f"chatcmpl-ref-{rid}", "object": "chat.completion", "created": int(time.time()),
+        "model": model, "system_fingerprint": f"reference-v{REFERENCE_VERSION}",
+        "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                     "message": {"role": "assistant", "content": content, "refusal": None}}],
+        "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+    }
+
+
+__all__ = [
+    "REFERENCE_VERSION", "MODEL_ID", "unannotated", "refuse_unannotated", "approx_tokens", "ReferenceJudge",
+    "handler", "completion", "UnrecognisedRequest",
+]

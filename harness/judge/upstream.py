@@ -1,0 +1,263 @@
+"""Upstream judges behind the gateway, and the retry policy the harness owns.
+
+Two upstreams: the in-process reference judge and any OpenAI-compatible HTTP endpoint. The gateway
+calls :func:`call_with_retries`, which retries what a transport retry would, and nothing else:
+connection errors, timeouts, HTTP 429 (honouring ``Retry-After``) and 5xx, bounded, with exponential
+backoff, under a per-call timeout. A 200 reply is handed on as it came, whatever its content: whether
+it fits the requested ``response_format`` is the vendor's parser's business (its re-asks and
+fallbacks run as in stock use); the gateway only records the fit, as an observation
+(:func:`harness.judge.replies.content_problem`). Vendor SDK retries are off, so every attempt is visible in
+the ledger.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import email.utils
+import itertools
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from harness.core import redact
+from harness.metric.protocol import UnrecognisedRequest
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The cell a request belongs to (from the gateway URL)."""
+
+    run: str
+    case: str
+    metric: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.run}/{self.case}/{self.metric}"
+
+    def header(self) -> str:
+        """``X-Harness-Cell`` value: the three parts, URL-quoted, joined by ``/``."""
+        return "/".join(quote(p, safe="") for p in (self.run, self.case, self.metric))
+
+
+class UpstreamError(Exception):
+    """A failed upstream attempt."""
+
+    def __init__(self, message: str, *, status: int = 502, retryable: bool = True,
+                 retry_after: float | None = None):
+        super().__init__(message)
+        self.status, self.retryable, self.retry_after = status, retryable, retry_after
+
+
+@dataclass
+class RetryPolicy:
+    """Bounded retries with exponential backoff and jitter; Retry-After wins when given."""
+
+    max_attempts: int = 4
+    """Attempts per request, the first included."""
+    base_delay_s: float = 0.5
+    """Backoff before attempt n+1 is base * 2**(n-1), with up to 25 % jitter."""
+    max_delay_s: float = 30.0
+    """No single wait is longer (Retry-After included)."""
+    timeout_s: float = 120.0
+    """Per-attempt timeout."""
+    seed: int | None = None
+    """Seed for the jitter (None: random)."""
+    _rng: random.Random = field(default=None, repr=False)
+
+    def __post_init__(self):
+        self._rng = random.Random(self.seed)
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(0.0, retry_after), self.max_delay_s)
+        d = self.base_delay_s * (2 ** (attempt - 1))
+        return min(d * (1 + 0.25 * self._rng.random()), self.max_delay_s)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP-date).
+
+    >>> parse_retry_after("2"), parse_retry_after(None), parse_retry_after("soon")
+    (2.0, None, None)
+    """
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class ReferenceUpstream:
+    """The in-process reference judge, with optional injected latency."""
+
+    kind = "reference"
+
+    def __init__(self, cases: dict[tuple[str, str], object] | None = None, latency_ms: float = 0.0):
+        from harness.judge.reference import ReferenceJudge
+
+        self.judge = ReferenceJudge(latency_ms=latency_ms)
+        self.cases = cases if cases is not None else {}
+        self.model = "reference-judge"
+        self._digests: dict[tuple[str, str], str] = {}
+
+    def scope(self, cell: Cell) -> str:
+        from harness.metric import registry
+        from harness.judge.reference import REFERENCE_VERSION
+
+        digest = self._digests.get((cell.run, cell.case))
+        if digest is None:   # a memo of the cases in flight (a digest costs ~0.1 ms), not of the whole run
+            from harness.cases.load import case_digest
+
+            if len(self._digests) > 4096:
+                self._digests.clear()
+            digest = self._digests[(cell.run, cell.case)] = case_digest(self._case(cell))
+        version = getattr(registry.get(cell.metric), "version", "?")
+        return f"reference-v{REFERENCE_VERSION}|{cell.metric}@{version}|{digest}"
+
+    def _case(self, cell: Cell):
+        try:
+            return self.cases[(cell.run, cell.case)]
+        except KeyError:
+            raise UpstreamError(f"reference judge: no case {cell.case!r} registered for run {cell.run!r}",
+                                status=400, retryable=False) from None
+
+    async def complete(self, cell: Cell, body: dict) -> dict:
+        if self.judge.latency_ms:
+            await asyncio.sleep(self.judge.latency_ms / 1000.0)
+        try:
+            return self.judge.reply(cell.metric, self._case(cell), body)
+        except UnrecognisedRequest as e:
+            raise UpstreamError(str(e), status=400, retryable=False) from None
+
+    async def aclose(self):
+        return None
+
+
+class HttpEndpoint:
+    """An OpenAI-compatible HTTP endpoint: its key is read from an env var at start-up and kept in memory
+    only, and every error text is scrubbed of it. :class:`HttpUpstream` (the judge) and
+    :class:`harness.judge.embeddings.HttpEmbeddings` are the two."""
+
+    kind = "http"
+    what = "endpoint"
+    """How its errors name it."""
+
+    def __init__(self, url: str, model: str, key_env: str | None, timeout_s: float = 120.0):
+        self.url = url.rstrip("/")
+        self.model = model
+        self.key_env = key_env
+        self.__key = os.environ.get(key_env, "") if key_env else ""
+        redact.register(self.__key)
+        redact.register_url(self.url)
+        self._timeout = timeout_s
+        self._client = None
+
+    def __repr__(self):
+        return f"{type(self).__name__}(url={self.url!r}, model={self.model!r}, key_env={self.key_env!r})"
+
+    def redact(self, text: str) -> str:
+        """Remove the key (and any credential) from any text (error bodies can echo headers)."""
+        return redact.scrub(text.replace(self.__key, "***") if self.__key else text)
+
+    async def _post(self, cell: Cell, route: str, body: dict, bad_body_retryable: bool = False) -> dict:
+        """POST ``body`` to ``<url>/<route>``; the JSON reply, or :class:`UpstreamError` (timeouts,
+        connection errors, 429 and 5xx retryable; other statuses not; a 2xx whose body is not JSON as
+        ``bad_body_retryable`` says)."""
+        import httpx
+
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self._timeout)
+        headers = {"Content-Type": "application/json", "X-Harness-Cell": cell.header()}
+        if self.__key:
+            headers["Authorization"] = f"Bearer {self.__key}"
+        try:
+            r = await self._client.post(f"{self.url}/{route}", json=body, headers=headers)
+        except httpx.TimeoutException:
+            raise UpstreamError(f"{self.what} timed out after {self._timeout:.0f}s", status=504) from None
+        except httpx.HTTPError as e:
+            raise UpstreamError(self.redact(f"{self.what} unreachable: {type(e).__name__}: {e}")) from None
+        if r.status_code == 429 or r.status_code >= 500:
+            raise UpstreamError(self.redact(f"{self.what} HTTP {r.status_code}: {r.text[:200]}"), status=r.status_code,
+                                retry_after=parse_retry_after(r.headers.get("retry-after")))
+        if r.status_code >= 400:
+            raise UpstreamError(self.redact(f"{self.what} HTTP {r.status_code}: {r.text[:300]}"), status=r.status_code,
+                                retryable=False)
+        try:
+            return r.json()
+        except ValueError:
+            raise UpstreamError(f"{self.what} replied with a body that is not JSON: {r.text[:120]!r}",
+                                retryable=bad_body_retryable) from None
+
+    async def aclose(self):
+        if self._client is not None:
+            await self._client.aclose()
+
+
+class HttpUpstream(HttpEndpoint):
+    """Any OpenAI-compatible ``/chat/completions`` endpoint (the judge)."""
+
+    what = "judge"
+
+    def scope(self, cell: Cell) -> str:
+        """The judge's identity (normalised base URL and model id): part of every cache key."""
+        from harness.judge.cache import judge_identity
+
+        return judge_identity(self.url, self.model)
+
+    async def complete(self, cell: Cell, body: dict) -> dict:
+        # a 200 with a broken body is not a transport fault, so not retried
+        return await self._post(cell, "chat/completions", body)
+
+
+ATTEMPT: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar("harness_upstream_attempt",
+                                                                          default=(0, 1))
+"""(call number, 1-based attempt) of the upstream call in progress, set by :func:`call_with_retries`;
+the call number is unique in the process. ``harness.judge.faults`` reads it, so injected faults depend on
+the attempt, not on timing."""
+_CALL_NUMBERS = itertools.count(1)
+
+
+@dataclass
+class Attempts:
+    """What :func:`call_with_retries` did."""
+
+    response: dict | None = None
+    attempts: int = 0
+    error: UpstreamError | None = None
+
+
+async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolicy) -> Attempts:
+    """Call the upstream until a response (any 200, handed on as it came), a non-retryable error, or
+    ``max_attempts``; only transport faults (timeouts, connection errors, 429, 5xx) are retried."""
+    out = Attempts()
+    call_no = next(_CALL_NUMBERS)
+    for attempt in range(1, policy.max_attempts + 1):
+        out.attempts = attempt
+        ATTEMPT.set((call_no, attempt))
+        try:
+            out.response = await asyncio.wait_for(upstream.complete(cell, body), timeout=policy.timeout_s)
+            out.error = None
+            return out
+        except asyncio.TimeoutError:
+            out.error = UpstreamError(f"judge call timed out after {policy.timeout_s:g}s", status=504)
+        except UpstreamError as e:
+            out.error = e
+            if not e.retryable:
+                return out
+        except Exception as e:  # noqa: BLE001 - an upstream bug is this call's error, kept in the ledger
+            msg = " ".join(str(e).split())[:200]
+            out.error = UpstreamError(f"judge upstream failed: {type(e).__name__}: {msg}", status=500,
+                                      retryable=False)
+            return out
+        if attempt < policy.max_attempts:
+            await asyncio.sleep(policy.delay(attempt, out.error.retry_after))
+    return out

@@ -1,0 +1,17 @@
+"""The plug-in contract a third-party metric imports: the Protocol, the endpoint, registration.
+
+Layer: imports only :mod:`harness.core`. The documented imports stay short::
+
+    from harness.metric import Endpoint, Metric, register
+"""
+from harness.metric.protocol import (
+    Endpoint,
+    JudgeHTTPError,
+    JudgeRequest,
+    LabelReading,
+    Metric,
+    Shim,
+    register,
+)
+
+__all__ = ["Endpoint", "JudgeHTTPError", "JudgeRequest", "LabelReading", "Metric", "Shim", "register"]

@@ -1,0 +1,90 @@
+"""Find metrics by name, lazily, through the ``groundedness_harness.metrics`` entry-point group.
+
+Every distribution installed in the environment can add metrics: each entry point is
+``"<metric name>" = "<module>:<class>"`` (the built-in ones are declared in ``pyproject.toml``). The
+engine never names an adapter module. Loading a class imports its module only (adapter modules
+import no vendor code at module level), so listing stays fast; ``--help`` loads nothing. Unknown
+names get a "did you mean" list.
+"""
+from __future__ import annotations
+
+import difflib
+from importlib import metadata
+
+from harness.metric.protocol import check
+
+GROUP = "groundedness_harness.metrics"
+"""The entry-point group metrics are declared in."""
+
+_found: dict[str, type] | None = None
+
+
+class UnknownMetric(ValueError):
+    """A metric name that no installed distribution declares."""
+
+
+def discover() -> dict[str, type]:
+    """Load every entry point of :data:`GROUP` once; return name -> adapter class (checked)."""
+    global _found
+    if _found is None:
+        found: dict[str, type] = {}
+        where: dict[str, str] = {}
+        for ep in metadata.entry_points(group=GROUP):
+            if ep.name in where:
+                if where[ep.name] == ep.value:
+                    continue
+                raise TypeError(f"metric {ep.name!r} declared twice: {where[ep.name]} and {ep.value}")
+            cls = check(ep.load())
+            if cls.name != ep.name:
+                raise TypeError(f"entry point {ep.name!r} -> {ep.value} names a class whose name is {cls.name!r}")
+            found[ep.name], where[ep.name] = cls, ep.value
+        _found = found
+    return dict(_found)
+
+
+def refresh() -> None:
+    """Forget what was discovered (after installing a distribution at run time)."""
+    global _found
+    _found = None
+
+
+def names() -> list[str]:
+    """Registered metric names in display order (each class's ``order``, then name)."""
+    found = discover()
+    return sorted(found, key=lambda n: (found[n].order, n))
+
+
+def get(name: str) -> type:
+    """The adapter class for ``name``; :class:`UnknownMetric` with suggestions otherwise."""
+    found = discover()
+    if name in found:
+        return found[name]
+    close = difflib.get_close_matches(name, list(found), n=3, cutoff=0.4)
+    hint = f"; did you mean {', '.join(close)}? " if close else "; "
+    raise UnknownMetric(f"unknown metric {name!r}{hint}known: {', '.join(names())}")
+
+
+def ordered(metrics) -> list[str]:
+    """``metrics`` in display order; names not registered (e.g. from an old run) follow, alphabetically."""
+    found = discover()
+    known = [m for m in names() if m in set(metrics)]
+    return known + sorted(m for m in set(metrics) if m not in found)
+
+
+def resolve(spec: str | None) -> list[str]:
+    """Parse a comma-separated metric list (None or "all": every registered metric).
+
+    Vendor prefixes select a family: ``ragas`` or ``ragas.*`` means every ragas metric.
+    """
+    if spec is None or spec.strip() in ("", "all"):
+        return names()
+    out: list[str] = []
+    for raw in spec.split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        family = item[:-2] if item.endswith(".*") else item
+        members = [n for n in names() if n.startswith(family + ".")]
+        picked = members if (item.endswith(".*") or (members and family not in discover())) else [get(item).name]
+        out.extend(n for n in picked if n not in out)
+    return out

@@ -1,0 +1,382 @@
+"""Scoring cells: the one piece of code that turns a (case, metric) cell into a finished cell.
+
+A :class:`CellWorker` owns what scoring needs in one process: a gateway attached to the running event
+loop (in-process transport, no socket), the shared HTTP client pools and the upstream judge. The
+runner uses one in its own process (``--workers 1``); :mod:`harness.run.workers` runs one per worker
+process and :mod:`harness.run.rayrun` one per Ray actor. Everything a worker needs crosses a process
+boundary as plain picklable data: a :class:`WorkerSpec` once, a :class:`CellTask` per cell, a
+:class:`CellDone` back.
+
+The single writer. Only the runner's process writes the run store and the judge cache. A worker in
+another process reads the cache read-only (:class:`ReadOnlyCache`: SQLite opened ``mode=ro``, so
+record and replay hit what earlier runs stored) and hands every response it would have stored back
+with the next finished cell (``CellDone.cache_entries``); the runner writes them. A response recorded
+by one worker is therefore visible to the others once the runner has written it; until then an
+identical request in another cell is a miss and goes upstream once more (record mode only: a
+reference-judge request's key carries its case and metric, so two cells never share one).
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from dataclasses import dataclass, field
+
+from harness.core.records import Case, CellResult, Ledger
+from harness.judge.readonly_cache import ReadOnlyCache
+
+
+CELL_GRACE_S = 10.0
+"""After its judge calls' budget, a cell's vendor code gets this long to report the failure before the
+runner ends the cell itself."""
+
+
+def plain_thread_pool(max_workers: int | None = None, prefix: str = "harness"):
+    """A standard-library ``ThreadPoolExecutor``, even after a vendor has swapped the class.
+
+    TruLens replaces ``concurrent.futures.ThreadPoolExecutor`` at import with a subclass whose
+    ``submit`` records the caller's ``inspect.stack()`` (for its app tracing). Used as the event loop's
+    default executor, that costs every ``asyncio.to_thread`` hop a walk of the loop thread's stack,
+    and in a spawned worker (whose bottom frame is ``<string>``, from ``python -c``) a scan of all of
+    ``sys.modules`` per frame lookup: about 1 ms per cell, every metric's. The harness's own hops into
+    threads (TruLens's sync call, the embedded model, a worker's task reader) use the class it
+    replaced (its ``submit``); TruLens's own pools inside its code stay TruLens's. The pool is an
+    instance of whatever class ``concurrent.futures.ThreadPoolExecutor`` is now, as asyncio's
+    ``set_default_executor`` insists."""
+    import concurrent.futures
+    import concurrent.futures.thread as cft
+
+    std = next(c for c in cft.ThreadPoolExecutor.__mro__ if c.__module__ == "concurrent.futures.thread")
+    cls = type("PlainThreadPoolExecutor", (concurrent.futures.ThreadPoolExecutor,), {"submit": std.submit})
+    return cls(max_workers=max_workers, thread_name_prefix=prefix)
+
+
+def usable_cores() -> list[int] | None:
+    """The cores this process may run on (its affinity mask), or None where the OS does not say."""
+    import os
+
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return None
+
+
+class WorkerFailed(RuntimeError):
+    """A worker process or actor failed or died; the finished cells are stored, the run can be resumed."""
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What any worker needs to score any cell of a run (picklable; no key, only its env var's name)."""
+
+    run_id: str
+    judge: object
+    """The run's :class:`harness.run.runner.JudgeConfig`."""
+    mode: str
+    """Effective cache mode: live | record | replay."""
+    cache_path: str | None
+    retry_attempts: int
+    retry_base_delay_s: float
+    call_timeout_s: float
+    cell_timeout_s: float
+    client_timeout_s: float
+    concurrency: int
+    """Cells in flight in this worker."""
+    upstream_wrapper: object = None
+    """Optional callable(upstream) -> upstream (fault injection), as in ``RunOptions``."""
+    embeddings: object = None
+    """``harness.judge.embeddings.EmbedConfig`` of the gateway's /v1/embeddings route (None: the embedded model)."""
+    metric_args: dict = field(default_factory=dict)
+    """metric name -> keyword arguments of its adapter class, as in ``RunOptions``."""
+
+
+@dataclass(frozen=True)
+class CellTask:
+    """One cell to compute."""
+
+    case: Case
+    metric: str
+    digest: str
+    """The case's digest (the runner computed it once)."""
+
+
+@dataclass
+class CellDone:
+    """One finished cell, as the runner stores it."""
+
+    case_id: str
+    metric: str
+    version: str
+    digest: str
+    result: CellResult
+    ledger: Ledger
+    calls: list
+    wall_ms: float
+    cache_entries: list = field(default_factory=list)
+    """(key, request body, response) the worker's gateway would have cached: the runner writes them."""
+    report: object = None
+    """What the upstream wrapper observed since the last cell (fault events), for the runner's copy."""
+
+
+def make_gateway(spec: WorkerSpec, cases: dict, cache):
+    """The gateway of one worker: the run's upstream judge (wrapped for fault injection), ``cache``
+    (None in live mode) and the run's retry policy."""
+    from harness.judge.gateway import Gateway
+    from harness.judge.upstream import HttpUpstream, ReferenceUpstream, RetryPolicy
+
+    judge = spec.judge
+    if judge.is_reference:
+        upstream = ReferenceUpstream(cases, latency_ms=judge.latency_ms)
+    else:
+        upstream = HttpUpstream(judge.url, judge.model, judge.key_env, timeout_s=spec.call_timeout_s)
+    if spec.upstream_wrapper is not None:
+        upstream = spec.upstream_wrapper(upstream)
+    policy = RetryPolicy(max_attempts=spec.retry_attempts, base_delay_s=spec.retry_base_delay_s,
+                         timeout_s=spec.call_timeout_s)
+    from harness.judge.embeddings import make_upstream
+
+    return Gateway(upstream, cache=cache, mode=spec.mode, policy=policy,
+                   embeddings=make_upstream(spec.embeddings, spec.call_timeout_s))
+
+
+class CellWorker:
+    """Scores cells in the running event loop: :meth:`start`, then :meth:`score` (concurrently), then
+    :meth:`close`. ``cache``: the runner's own :class:`~harness.judge.cache.JudgeCache` when it runs in the
+    runner's process; None in a worker process (a :class:`ReadOnlyCache` then, outside live mode).
+    ``remote``: the worker runs in another process than the runner (new cache entries and the fault
+    injector's events go back with each finished cell)."""
+
+    def __init__(self, spec: WorkerSpec, cache=None, *, remote: bool = False):
+        self.spec = spec
+        self.cache = cache
+        self.remote = remote
+        self._cases: dict[tuple[str, str], Case] = {}
+        self._users: dict[str, int] = {}
+        self._classes: dict[str, type] = {}
+        self.gateway = None
+        self.pools = None
+        self._ready: dict = {}
+        self.startup: dict | None = None
+        """Once the vendor imports are done: which metrics' vendors, when they were ready (epoch
+        seconds), their wall and CPU seconds (start-up a worker pays once; the run store keeps it), and
+        the cores this process may run on (one: a pinned worker, :func:`harness.run.workers.worker_cores`)."""
+
+    def prepare(self, metrics, on_ready=None) -> None:
+        """Import each metric's vendor stack once per process, in a background thread, in the order given:
+        cells start at once, and a cell waits only for its own vendor (``inhouse.span`` for none), so
+        the judge is kept busy while the vendor stacks import. A failed import is that metric's cells'
+        error, named. ``on_ready(facts)``, if given, is called from that thread once every import is done
+        (:attr:`startup`)."""
+        import concurrent.futures
+        import threading
+
+        order = [n for n in metrics if callable(getattr(self._cls(n), "prepare", None))]
+        self._ready = {n: concurrent.futures.Future() for n in order}
+        began = time.time()
+        # Cells that need no vendor run while the vendors import, and two threads importing one module at
+        # once can leave it half made: what those cells import lazily is imported here first (the
+        # aligner's rapidfuzz; the embedded model imports under harness.metric.vendor_env.IMPORT_LOCK).
+        import rapidfuzz.fuzz  # noqa: F401
+
+        def load() -> None:
+            from harness.metric.vendor_env import IMPORT_LOCK
+
+            for n in order:
+                try:
+                    with IMPORT_LOCK:
+                        self._cls(n).prepare()
+                    self._ready[n].set_result(None)
+                except BaseException as e:  # noqa: BLE001 - reported by each of the metric's cells
+                    self._ready[n].set_exception(e)
+            self.startup = {"metrics": order, "ready": time.time(), "import_s": round(time.time() - began, 3),
+                            "import_cpu_s": round(time.thread_time(), 3), "cores": usable_cores()}
+            if on_ready is not None:
+                on_ready(self.startup)
+
+        threading.Thread(target=load, name="harness-vendor-import", daemon=True).start()
+
+    async def _vendor_ready(self, name: str) -> str | None:
+        """None once the metric's vendor is imported; else why it could not be."""
+        fut = self._ready.get(name)
+        if fut is None:
+            return None
+        try:
+            await asyncio.shield(asyncio.wrap_future(fut)) if not fut.done() else fut.result()
+        except Exception as e:  # noqa: BLE001
+            return f"importing the vendor of {name} failed: {error_reason(e)}"
+        return None
+
+    def _cls(self, name: str):
+        cls = self._classes.get(name)
+        if cls is None:
+            from harness.metric import registry
+
+            cls = self._classes[name] = registry.get(name)
+        return cls
+
+    async def start(self) -> "CellWorker":
+        from harness.metric.http import Pools
+        from harness.judge.transport import GatewayTransport
+
+        asyncio.get_running_loop().set_default_executor(plain_thread_pool(prefix="harness-sync"))
+        if self.remote and self.spec.mode != "live":
+            self.cache = ReadOnlyCache(self.spec.cache_path)
+        self.gateway = make_gateway(self.spec, self._cases, self.cache).attach()
+        self.pools = Pools(max_connections=max(16, self.spec.concurrency * 4),
+                           transport=GatewayTransport(self.gateway))
+        return self
+
+    async def close(self) -> None:
+        try:
+            if self.pools is not None:
+                await self.pools.aclose()
+        finally:
+            if self.gateway is not None:
+                await self.gateway.aclose()
+            if isinstance(self.cache, ReadOnlyCache):
+                self.cache.close()
+
+    async def score(self, task: CellTask) -> CellDone:
+        """Compute one cell: the adapter through this worker's gateway, its ledger and calls."""
+        case, name, run_id = task.case, task.metric, self.spec.run_id
+        cls = self._cls(name)
+        failed = await self._vendor_ready(name)
+        if failed is not None:
+            return CellDone(case.id, name, cls.version, task.digest, CellResult.error(failed), Ledger(), [], 0.0)
+        if self.remote:
+            from harness.cases.load import remember_digest
+
+            remember_digest(case, task.digest)
+        self._cases[(run_id, case.id)] = case
+        self._users[case.id] = self._users.get(case.id, 0) + 1
+        try:
+            t0 = time.perf_counter()
+            args = self.spec.metric_args.get(name)
+            result, ledger, calls = await run_cell(self.gateway, functools.partial(cls, **args) if args else cls,
+                                                   run_id, case, name, self.spec.judge.model, self.pools,
+                                                   self.spec.client_timeout_s, self.spec.cell_timeout_s)
+            wall_ms = (time.perf_counter() - t0) * 1000.0
+        finally:
+            self._users[case.id] -= 1
+            if not self._users[case.id]:        # the case's last cell here: forget it (memory stays flat)
+                del self._users[case.id]
+                self._cases.pop((run_id, case.id), None)
+        done = CellDone(case.id, name, cls.version, task.digest, result, ledger, calls, wall_ms)
+        if self.remote:
+            done.cache_entries = self.cache.drain() if isinstance(self.cache, ReadOnlyCache) else []
+            take = getattr(self.spec.upstream_wrapper, "take_report", None)
+            done.report = take() if callable(take) else None
+        return done
+
+
+def store_done(store, cache, wrapper, done: CellDone) -> None:
+    """The runner's side (the single writer): store a finished cell and what came back with it."""
+    if cache is not None:
+        for key, body, response in done.cache_entries:
+            cache.put(key, body, response)
+    if done.report is not None and callable(getattr(wrapper, "absorb", None)):
+        wrapper.absorb(done.report)
+    store.write_cell(done.case_id, done.metric, done.version, done.digest, done.result, done.ledger, done.calls,
+                     done.wall_ms)
+
+
+async def run_in_process(spec: WorkerSpec, tasks, metrics, cache, on_done, on_ready=None) -> None:
+    """Score ``tasks`` in this process and event loop, ``spec.concurrency`` cells at a time, taken from
+    the iterable as slots free up (a million cells are never a million coroutines). ``on_ready``: as
+    in :meth:`CellWorker.prepare` (called from the import thread)."""
+    worker = CellWorker(spec, cache=cache)
+    worker.prepare(metrics, on_ready=on_ready)
+    await worker.start()
+    running: set = set()
+
+    async def one(task: CellTask) -> None:
+        on_done(await worker.score(task))
+
+    try:
+        for task in tasks:
+            while len(running) >= spec.concurrency:
+                finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for f in finished:
+                    f.result()
+            running.add(asyncio.create_task(one(task)))
+        if running:
+            await asyncio.gather(*running)
+    finally:
+        for t in running:
+            t.cancel()
+        await worker.close()
+
+
+async def run_cell(gateway, cls, run_id: str, case: Case, name: str, model: str, pools,
+                   client_timeout_s: float, cell_timeout_s: float):
+    """One cell from start to end, the only place that does it (the runner and the tests' scorer
+    both call it): the adapter scores the case through the cell's gateway URL, the calls still in
+    flight settle, and the cell's ledger and call records are taken. Returns (result, ledger, calls)."""
+    from dataclasses import replace
+
+    from harness.metric.protocol import Endpoint
+    from harness.judge.upstream import Cell
+
+    endpoint = Endpoint(gateway.cell_url(run_id, case.id, name), model, timeout_s=client_timeout_s, pool=pools)
+    gateway.budgets.open(Cell(run_id, case.id, name), cell_timeout_s)   # every judge call ends by then
+    result = await score_cell(cls, case, endpoint, cell_timeout_s + CELL_GRACE_S,
+                              lambda: gateway.peek(run_id, case.id, name))
+    await gateway.settle(run_id, case.id, name, endpoint.timeout_s)   # calls still in flight count too
+    ledger, calls = gateway.take(run_id, case.id, name)
+    result = judge_failures_are_errors(result, ledger)
+    if result.status in ("error", "vendor_nan") and not all(getattr(c, "usage", True) for c in calls):
+        result = replace(result, reason=f"{result.reason} | the judge's replies carried no readable usage "
+                                        f"(absent, or token counts that are not integers)")
+    return result, ledger, calls
+
+
+async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek=None) -> CellResult:
+    """Run one adapter on one case; any exception becomes that cell's error with a short reason."""
+    try:
+        result = await asyncio.wait_for(cls().score(case, endpoint), timeout=timeout_s)
+        if not isinstance(result, CellResult):
+            return CellResult.error(f"adapter returned {type(result).__name__}, not CellResult")
+        from harness.core.aligner import place_units
+
+        return place_units(case, result)   # every unit's span in the answer, with how it was found
+    except asyncio.CancelledError:
+        raise
+    except asyncio.TimeoutError:
+        return CellResult.error(f"cell timed out after {timeout_s:g}s")
+    except Exception as e:  # noqa: BLE001 - isolation: a cell's failure is that cell's error
+        return CellResult.error(error_reason(e, peek() if peek else None))
+
+
+def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
+    """A cell any of whose judge calls failed (after the gateway's retries) is an error, whatever the
+    vendor made of the failure (NaN, a score from the calls that did answer, "unscored"): an outage is
+    never a finished cell, so a resume recomputes it. What the vendor returned is kept in ``detail``.
+
+    >>> from harness.core.records import Ledger
+    >>> judge_failures_are_errors(CellResult.vendor_nan("no statements"), Ledger(calls=2, errors=2,
+    ...     last_error="judge HTTP 500")).reason
+    '2 of 2 judge call(s) failed (the vendor returned vendor_nan): judge HTTP 500'
+    >>> judge_failures_are_errors(CellResult.scored(0.5), Ledger(calls=2)).status
+    'scored'
+    """
+    if result.status == "error" or not getattr(ledger, "errors", 0):
+        return result
+    got = result.status + (f" {result.score:g}" if result.score is not None else "")
+    reason = f"{ledger.errors} of {ledger.calls} judge call(s) failed (the vendor returned {got})"
+    if ledger.last_error:
+        reason += f": {ledger.last_error[:200]}"
+    detail = {**result.detail, "vendor_status": result.status, "vendor_score": result.score,
+              "vendor_reason": result.reason, "vendor_flags": list(result.flags)}
+    return CellResult.error(reason, result.units, detail=detail)
+
+
+def error_reason(exc: BaseException, ledger=None, limit: int = 300) -> str:
+    """A short reason: the exception type and message, plus the judge's last error if any."""
+    msg = " ".join(str(exc).split()) or repr(exc)
+    reason = f"{type(exc).__name__}: {msg}"
+    if len(reason) > limit:
+        reason = reason[: limit - 3] + "..."
+    last = getattr(ledger, "last_error", None)
+    if last and last[:60] not in reason:
+        reason += f" | judge: {last[:200]}"
+    return reason

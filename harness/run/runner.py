@@ -1,0 +1,308 @@
+"""Run every (case, metric) cell concurrently, isolated, resumable, through one gateway."""
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S
+from harness.cases.load import CaseSet, case_digest
+from harness.core.records import Case
+from harness.store.runstore import RunStore, StoreWriteError
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Which judge serves the run. ``url`` None means the embedded reference judge."""
+
+    url: str | None = None
+    """OpenAI-compatible base URL (``.../v1``); None: the reference judge."""
+    model: str = "reference-judge"
+    """Model id sent upstream (pin a dated id for a cache that stays valid)."""
+    key_env: str | None = None
+    """NAME of the environment variable holding the key (the key itself is never stored)."""
+    latency_ms: float = 0.0
+    """Injected latency per call, reference judge only (benchmarks)."""
+
+    @property
+    def is_reference(self) -> bool:
+        return self.url is None
+
+    def describe(self) -> str:
+        if self.is_reference:
+            return "reference (annotation-driven, offline)"
+        from harness.core.redact import url_without_credentials
+
+        url = url_without_credentials(self.url)
+        return f"{self.model} at {url}" + (f" (key from ${self.key_env})" if self.key_env else " (no key)")
+
+
+@dataclass
+class RunOptions:
+    """Everything ``harness run`` takes."""
+
+    cases: CaseSet
+    metrics: list[str]
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    cache_mode: str = "auto"
+    cache_path: str | None = None
+    concurrency: int = 8
+    out_dir: str = "reports/out"
+    run_id: str | None = None
+    progress: bool = True
+    cell_timeout_s: float = DEFAULT_CELL_TIMEOUT_S
+    """Total seconds per cell, every judge call, retry and wait included (``harness.judge.budget``)."""
+    retry_attempts: int = 4
+    retry_base_delay_s: float = 0.5
+    call_timeout_s: float = 120.0
+    upstream_wrapper: object = None
+    """Optional callable(upstream) -> upstream (fault injection)."""
+    embeddings: object = None
+    """``harness.judge.embeddings.EmbedConfig`` of the gateway's /v1/embeddings route; None: the embedded model."""
+    metric_args: dict = field(default_factory=dict)
+    """metric name -> keyword arguments of its adapter class (e.g. a similarity threshold); in the spec."""
+    prices: dict | None = None
+    """The user's price table, as ``harness.judge.accounting.prices_from_args`` gives it (kept in the run spec)."""
+    workers: int = 1
+    """Worker processes (``harness run --workers``, default there: the machine's cores); 1 scores in
+    this process."""
+    pin_workers: bool = True
+    """With ``workers`` > 1 and no more workers than cores, keep each worker process on a core of its own
+    (:func:`harness.run.workers.worker_cores`); False: ``--no-pin``."""
+    ray: str | None = None
+    """``auto`` or a Ray cluster address: the workers are Ray actors there (``--ray``)."""
+    reuse_cells: bool = True
+    """Record / replay: reuse a cell from the cell cache (:mod:`harness.run.cellmemo`); False: ``--recompute``."""
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    run_dir: str
+    store_path: str
+    computed: int
+    reused: int
+    counts: dict  # metric -> {status: n}
+
+
+def client_timeout(opts: RunOptions) -> float:
+    """How long an adapter's client waits for one gateway answer: every attempt, every backoff wait
+    (Retry-After included, each capped at the policy's max delay), and a margin."""
+    from harness.judge.upstream import RetryPolicy
+
+    waits = (opts.retry_attempts - 1) * RetryPolicy().max_delay_s
+    return opts.call_timeout_s * opts.retry_attempts + waits + 30
+
+
+def default_run_id() -> str:
+    return time.strftime("run-%Y%m%d-%H%M%S")
+
+
+def effective_cache_mode(opts: RunOptions) -> str:
+    """``auto``: live for the reference judge (free and deterministic), record for a real judge."""
+    if opts.cache_mode != "auto":
+        return opts.cache_mode
+    return "live" if opts.judge.is_reference else "record"
+
+
+def run(opts: RunOptions) -> RunOutcome:
+    """Run (or resume) a run; returns where it went and what it counted."""
+    from harness.metric import registry
+
+    classes = {name: registry.get(name) for name in opts.metrics}
+    if opts.judge.is_reference:   # before any cell runs, before the store is created
+        from harness.judge.reference import refuse_unannotated
+
+        refuse_unannotated(opts.cases)
+    from harness.run.rundir import RunLock, check_run_id
+
+    run_id = check_run_id(opts.run_id or default_run_id())
+    run_dir = os.path.join(opts.out_dir, run_id)
+    os.makedirs(run_dir, exist_ok=True)
+    with RunLock(run_dir, run_id):        # one process per run: a second is refused at once
+        return _run_locked(opts, run_id, run_dir, classes)
+
+
+def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> RunOutcome:
+    from harness.run.spec import build_spec
+
+    store = RunStore.create(run_dir)
+    mode = effective_cache_mode(opts)
+    spec = build_spec(opts, run_id, mode, classes)
+    old = store.spec()
+    if old and old.get("judge") != spec["judge"]:
+        store.close()
+        raise ValueError(f"run {run_id!r} exists with another judge ({old.get('judge')}); use a new --run-id")
+    for key in ("embeddings", "metric_args"):
+        if old and key in old and old[key] != spec[key]:
+            store.close()
+            raise ValueError(f"run {run_id!r} exists with other {key} ({old[key]}); use a new --run-id")
+    store.write_spec(spec)
+    store.write_cases(opts.cases)
+    import json
+
+    try:
+        with open(os.path.join(run_dir, "spec.json"), "w") as fh:
+            json.dump(spec, fh, indent=2, sort_keys=True)
+    except OSError as e:
+        store.close()
+        raise StoreWriteError(os.path.join(run_dir, "spec.json"), e) from None
+    try:
+        computed, reused = _run_cells(opts, run_id, store, classes, mode)
+        counts = status_counts(store)
+    finally:
+        store.close()
+    return RunOutcome(run_id, run_dir, os.path.join(run_dir, RunStore.FILENAME), computed, reused, counts)
+
+
+def _open_cache(opts: RunOptions, mode: str):
+    """The run's judge cache (None in live mode), opened by the runner: its only writer."""
+    from harness.judge.cache import JudgeCache
+
+    if mode == "live":
+        return None
+    path = opts.cache_path or os.path.join(opts.out_dir, "judge-cache.sqlite")
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    return JudgeCache(path)
+
+
+def _worker_spec(opts: RunOptions, run_id: str, mode: str, cache, workers: int, remote: bool):
+    from harness.run.cellwork import WorkerSpec
+
+    wrapper = opts.upstream_wrapper
+    if remote and callable(getattr(wrapper, "for_worker", None)):
+        wrapper = wrapper.for_worker()
+    return WorkerSpec(run_id=run_id, judge=opts.judge, mode=mode, cache_path=cache.path if cache is not None else None,
+                      retry_attempts=opts.retry_attempts, retry_base_delay_s=opts.retry_base_delay_s,
+                      call_timeout_s=opts.call_timeout_s, cell_timeout_s=opts.cell_timeout_s,
+                      client_timeout_s=client_timeout(opts), concurrency=max(1, -(-opts.concurrency // workers)),
+                      upstream_wrapper=wrapper, embeddings=opts.embeddings, metric_args=dict(opts.metric_args))
+
+
+def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mode: str) -> tuple[int, int]:
+    """Compute the cells left to compute, in this process, in ``opts.workers`` processes or on Ray;
+    every finished cell is written here (the single writer)."""
+    from harness.run.cellwork import CellTask, run_in_process, store_done
+
+    done = store.finished()
+    digests = {case.id: case_digest(case) for case in opts.cases}
+
+    def left(case: Case, name: str) -> bool:
+        return done.get((case.id, name)) != (digests[case.id], classes[name].version)
+
+    # metric by metric: those with no vendor stack to import first (the judge is kept busy while the
+    # vendor stacks import), then the others in the order their vendors import
+    by_import = sorted(classes, key=lambda n: callable(getattr(classes[n], "prepare", None)))
+
+    def tasks():   # streamed to the workers, never a list of every cell
+        for name in by_import:
+            for case in opts.cases:
+                if left(case, name):
+                    yield CellTask(case, name, digests[case.id])
+
+    cache = _open_cache(opts, mode)
+    memo = None
+    try:  # the cell cache and the judge cache are closed whatever happens
+        if cache is not None and opts.reuse_cells and opts.upstream_wrapper is None:
+            from harness.run.cellmemo import CellMemo
+
+            memo = CellMemo(cache.path, store.spec(), run_id)
+        needed: dict[str, int] = {}   # metric -> cells left (a vendor is imported only if a cell needs it)
+        replayed = 0
+        for case in opts.cases:
+            for name in classes:
+                if left(case, name):
+                    hit = memo.lookup(case.id, name, classes[name].version, digests[case.id]) if memo else None
+                    if hit is not None:   # the cell cache: the same cell from the same cached answers
+                        store_done(store, None, None, hit)
+                        done[(case.id, name)] = (digests[case.id], classes[name].version)
+                        replayed += 1
+                    else:
+                        needed[name] = needed.get(name, 0) + 1
+        total = sum(needed.values())
+        reused = len(opts.cases) * len(classes) - total - replayed
+        if replayed and opts.progress:
+            print(f"cell cache: {replayed} cell(s) reused (same case, metric version, vendor versions and judge; "
+                  "every judge answer cached); --recompute runs their vendor code instead", file=sys.stderr)
+        if not total:
+            if opts.progress and not replayed:
+                print(f"resume: all {reused} cell(s) already finished; nothing to compute", file=sys.stderr)
+            return replayed, reused
+        workers = max(1, min(opts.workers, total))
+        spec = _worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1)
+        progress = Progress(total, reused, enabled=opts.progress)
+        startup: list = []
+
+        def on_done(cell) -> None:
+            store_done(store, cache, opts.upstream_wrapper, cell)
+            if memo is not None:
+                memo.keep(cell)
+            progress.tick(cell.result.status)
+
+        try:
+            if opts.ray:
+                from harness.run.rayrun import run_on_ray
+
+                run_on_ray(opts.ray, spec, tasks(), list(needed), on_done, concurrency=opts.concurrency, cells=total)
+            elif workers > 1:
+                from harness.run.workers import run_in_processes
+
+                run_in_processes(spec, tasks(), workers, list(needed), on_done, batch=store.batch,
+                                 on_ready=startup.append, pin=opts.pin_workers)
+            else:
+                asyncio.run(run_in_process(spec, tasks(), list(needed), cache, on_done,
+                                           on_ready=lambda facts: startup.append({**facts, "worker": 0})))
+        finally:
+            progress.close()
+        if startup:   # each worker's vendor imports (start-up, paid once per worker process)
+            store.write_meta("startup", sorted(startup, key=lambda f: f["worker"]))
+        return total + replayed, reused
+    finally:
+        if memo is not None:
+            memo.close()
+        if cache is not None:
+            cache.close()
+
+
+def status_counts(store: RunStore) -> dict:
+    out: dict = {}
+    for metric, status, n in store.rows("SELECT metric, status, COUNT(*) FROM cells GROUP BY metric, status"):
+        out.setdefault(metric, {})[status] = n
+    return out
+
+
+class Progress:
+    """A progress bar on a terminal; a line per ~10 % elsewhere (logs, CI)."""
+
+    def __init__(self, total: int, reused: int, enabled: bool = True):
+        self.total, self.done, self.errors = total, 0, 0
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self._bar = None
+        self._next = 0.1
+        if enabled and reused:
+            print(f"resume: {reused} finished cell(s) kept, {total} to compute", file=sys.stderr)
+        if enabled and self.tty:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, unit="cell", file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
+
+    def tick(self, status: str) -> None:
+        self.done += 1
+        self.errors += status == "error"
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.update(1)
+            if self.errors:
+                self._bar.set_postfix(errors=self.errors)
+        elif self.done / self.total >= self._next or self.done == self.total:
+            print(f"progress: {self.done}/{self.total} cells ({self.errors} errors)", file=sys.stderr, flush=True)
+            while self._next <= self.done / self.total:
+                self._next += 0.1
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()

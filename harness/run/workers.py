@@ -1,0 +1,242 @@
+"""``--workers N``: cells in N local worker processes, the runner the single writer.
+
+Each worker is a spawned process (never forked: the parent's threads, open SQLite handles and event
+loop stay where they are). It imports ``harness`` first, which forces the vendor switches
+(:mod:`harness.metric.vendor_env`: telemetry off, no dotenv) before anything imports a vendor, then imports
+the vendor stack of the metrics left to compute, once, and scores cells with a
+:class:`~harness.run.cellwork.CellWorker` (its own gateway, in-process transport, up to its share of
+``--concurrency`` cells in flight).
+
+Cells are streamed: a feeder thread in the runner walks the cells left to compute and puts them on
+a bounded queue (at most twice the cells the workers can hold in flight); idle workers take the next
+one, so a slow cell never holds up the others and the run's memory does not grow with its size.
+Finished cells come back on a result queue and the runner writes them (store, cache entries, fault
+events) one at a time: the runner is the only writer, so resume and a SIGKILL at any moment behave as
+with one process (a cell is in the store whole or not at all).
+
+With no more workers than cores, each worker stays on a core of its own (:func:`worker_cores`;
+``--no-pin`` turns it off): the threads of one worker then hand the GIL to one another on that core.
+
+A worker that dies (killed, out of memory) fails the run with a message; its finished cells are
+stored and a rerun with the same run id computes the rest. A worker whose runner died exits by itself.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+
+from harness.run.cellwork import WorkerFailed, usable_cores
+
+__all__ = ["WorkerFailed", "default_workers", "run_in_processes", "worker_cores", "worker_main"]
+
+
+def default_workers() -> int:
+    """The machine's cores available to this process (``--workers`` default)."""
+    return max(1, len(usable_cores() or ()) or os.cpu_count() or 1)
+
+
+def worker_cores(n: int) -> list[int] | None:
+    """The core each of ``n`` worker processes stays on, or None (the OS places them).
+
+    With no more workers than usable cores, worker ``i`` gets the ``i``-th core of this process's
+    affinity mask: a worker's threads (the event loop, the threads TruLens's synchronous calls run in,
+    the per-sentence threads TruLens starts) then hand the GIL to one another on one core instead of
+    being woken on the other core, where the other worker is running. Measured on 2 cores
+    (bench/README.md): pinned, each worker of a CPU-bound TruLens run keeps its core ~93 % busy, against
+    ~80 % when the OS moves its threads. More workers than cores: None (pinning would stack them).
+
+    >>> worker_cores(1) == [sorted(os.sched_getaffinity(0))[0]]
+    True
+    >>> worker_cores(len(os.sched_getaffinity(0)) + 1) is None
+    True
+    """
+    cores = usable_cores()
+    return cores[:n] if cores and n <= len(cores) else None
+
+
+QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
+"""The warning filter handed to the resource tracker (see :func:`run_in_processes`)."""
+
+
+BURST = 64
+"""At most this many finished cells waiting on the result queue are handed over together."""
+
+
+def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready=None, pin: bool = True) -> None:
+    """Score every :class:`~harness.run.cellwork.CellTask` of the iterable ``tasks`` in ``n`` worker
+    processes, calling ``on_done(CellDone)`` in this thread for each finished cell. ``batch``: a
+    context-manager factory (the store's :meth:`~harness.store.runstore.RunStore.batch`) around the ``on_done``
+    calls of the cells that were waiting together, so a burst of them is one commit. ``on_ready(facts)``:
+    a worker's start-up facts (:attr:`~harness.run.cellwork.CellWorker.startup`, with its index; its ``cores``
+    are those it ran on).
+    ``pin``: keep each worker on a core of its own (:func:`worker_cores`) when there are enough cores."""
+    import contextlib
+
+    batch = batch or contextlib.nullcontext
+    import multiprocessing as mp
+
+    # Ctrl-C ends the run with os._exit (harness/run/interrupt.py): the queues' semaphores are then left to
+    # multiprocessing's resource tracker, which removes them and warns about each. The tracker takes its
+    # warning filters from sys.warnoptions when it starts, so it cleans up without the warning.
+    if QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(QUIET_TRACKER)
+    ctx = mp.get_context("spawn")
+    tasks_q = ctx.Queue(maxsize=max(2, 2 * n * spec.concurrency))
+    results_q = ctx.Queue()
+    cores = worker_cores(n) if pin else None
+    procs = [ctx.Process(target=worker_main, args=(spec, list(metrics), tasks_q, results_q, i, os.getpid(),
+                                                    cores[i] if cores else None),
+                         name=f"harness-worker-{i}", daemon=True) for i in range(n)]
+    for p in procs:
+        p.start()
+    stop = threading.Event()
+    fed: list = []
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                tasks_q.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def feed():
+        try:
+            for task in tasks:
+                if not put(task):
+                    return
+        except BaseException as e:  # noqa: BLE001 - reported by the runner's thread
+            fed.append(e)
+        for _ in procs:
+            put(None)
+
+    feeder = threading.Thread(target=feed, name="harness-cells-out", daemon=True)
+    feeder.start()
+    exited = 0
+    try:
+        while exited < n:
+            try:
+                burst = [results_q.get(timeout=0.5)]
+            except queue.Empty:
+                dead = [p for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    p = dead[0]
+                    raise WorkerFailed(f"worker process {p.name} died (exit code {p.exitcode}); finished cells "
+                                       "are stored, rerun with the same --run-id to compute the rest") from None
+                continue
+            while len(burst) < BURST:
+                try:
+                    burst.append(results_q.get_nowait())
+                except queue.Empty:
+                    break
+            failed = None
+            with batch():
+                for kind, payload in burst:   # every finished cell of the burst is stored, a failure or not
+                    if kind == "done":
+                        on_done(payload)
+                    elif kind == "ready":
+                        if on_ready is not None:
+                            on_ready(payload)
+                    elif kind == "exit":
+                        exited += 1
+                    elif failed is None:
+                        failed = payload
+            if failed is not None:
+                raise WorkerFailed(f"{failed}; finished cells are stored, rerun with the same --run-id to resume")
+        if fed:
+            raise fed[0]
+    finally:
+        stop.set()
+        for p in procs:
+            if p.is_alive() and exited < n:
+                p.terminate()
+        for p in procs:
+            p.join(30)
+        tasks_q.cancel_join_thread()
+        feeder.join(5)
+
+
+def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, core: int | None = None) -> None:
+    """A worker process: import the vendors once, then score cells until the runner says stop.
+    ``core``: the one core this process and every thread it starts stay on (None: any)."""
+    if core is not None:   # first, so every thread of this process inherits it
+        try:
+            os.sched_setaffinity(0, {core})
+        except OSError:    # a container that forbids it: the worker runs where the OS puts it
+            pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the runner's to handle
+    # A cell finished as the runner went away must not print the queue's broken-pipe traceback onto the
+    # terminal the runner shared (the runner says how to resume; this worker exits at once, below).
+    results_q._ignore_epipe = True
+    threading.Thread(target=_exit_with_parent, args=(parent_pid,), name="harness-parent-watch", daemon=True).start()
+    from harness.run.cellwork import CellWorker
+
+    try:
+        worker = CellWorker(spec, remote=True)
+        worker.prepare(metrics, on_ready=lambda facts: results_q.put(("ready", {**facts, "worker": index})))
+        asyncio.run(_serve(worker, tasks_q, results_q))
+    except BaseException as e:  # noqa: BLE001 - reported to the runner, which fails the run
+        msg = " ".join(str(e).split())[:300]
+        results_q.put(("error", f"worker process {index} failed: {type(e).__name__}: {msg}"))
+        results_q.close()
+        results_q.join_thread()
+        sys.exit(1)
+    results_q.put(("exit", index))
+    results_q.close()
+    results_q.join_thread()
+
+
+async def _serve(worker, tasks_q, results_q) -> None:
+    from harness.run.cellwork import plain_thread_pool
+
+    await worker.start()
+    loop = asyncio.get_running_loop()
+    reader = plain_thread_pool(1, "harness-cells-in")
+    slots = asyncio.Semaphore(max(1, worker.spec.concurrency))
+    running: set = set()
+
+    async def one(task):
+        try:
+            results_q.put(("done", await worker.score(task)))
+        finally:
+            slots.release()
+
+    try:
+        while True:
+            await slots.acquire()
+            try:      # a task already waiting is taken here; only an empty queue costs a thread hop
+                task = tasks_q.get_nowait()
+            except queue.Empty:
+                task = await loop.run_in_executor(reader, tasks_q.get)
+            if task is None:
+                break
+            t = asyncio.create_task(one(task))
+            running.add(t)
+            t.add_done_callback(running.discard)
+        if running:
+            await asyncio.gather(*running)
+    finally:
+        reader.shutdown(wait=False)
+        await worker.close()
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """End this worker the moment its runner is gone (killed, or ended by Ctrl-C): the runner's
+    process sentinel becomes ready then; the parent id is checked too, as a fallback."""
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    parent = multiprocessing.parent_process()
+    while True:
+        if parent is not None:
+            wait([parent.sentinel], timeout=1.0)
+        else:  # pragma: no cover - a spawned worker always has one
+            time.sleep(1.0)
+        if os.getppid() != parent_pid or (parent is not None and not parent.is_alive()):
+            os._exit(3)

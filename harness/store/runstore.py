@@ -1,0 +1,293 @@
+"""The run store: one SQLite file per run, readable with pandas, resumable.
+
+Tables (``RunStore.open(path).cells()`` etc. return DataFrames):
+
+- ``meta``: the run spec as JSON (key ``spec``); each worker's start-up (key ``startup``: its vendor
+  imports, when they were ready, their wall and CPU seconds, the cores it ran on);
+- ``cases``: every case of the run as a JSONL object of the case format, with its digest, so a
+  report never needs the case file (which may have moved or changed since);
+- ``cells``: one row per (case, metric): status, score, reason, flags, detail, the ledger
+  (calls, tokens, latency, cache hits, errors, retries; tokens billed upstream and served from the
+  cache apart, live replies without usage, replies that did not fit the asked format), wall time,
+  versions;
+- ``units``: per-unit verdicts of each cell;
+- ``calls``: one row per judge request of each cell: timing, attempts, tokens, whether the reply
+  carried usage and whether it fit the requested format (``reply_fit``), the cache key, the error,
+  and ``step``: the json_schema name, else the first 60 characters of the request's last user message
+  (scrubbed of secrets); no headers, no key.
+
+A cell and its units and calls are written in one transaction, so an interrupted run (even by
+SIGKILL) leaves only whole cells. A rerun with the same run id skips cells that are finished with
+the same case digest and metric version, and recomputes the rest (missing or errored cells).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from dataclasses import asdict
+
+from harness.core.records import CellResult, Ledger
+from harness.core.redact import scrub
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cells (
+    case_id TEXT NOT NULL, metric TEXT NOT NULL, metric_version TEXT NOT NULL, case_digest TEXT NOT NULL,
+    status TEXT NOT NULL, score REAL, reason TEXT, flags TEXT NOT NULL, detail TEXT NOT NULL,
+    calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+    latency_ms REAL NOT NULL, cache_hits INTEGER NOT NULL, errors INTEGER NOT NULL, retries INTEGER NOT NULL,
+    wall_ms REAL NOT NULL, finished REAL NOT NULL, attempt INTEGER NOT NULL,
+    billed_prompt_tokens INTEGER NOT NULL DEFAULT 0, billed_completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_prompt_tokens INTEGER NOT NULL DEFAULT 0, cached_completion_tokens INTEGER NOT NULL DEFAULT 0,
+    usage_missing INTEGER NOT NULL DEFAULT 0, format_misfits INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (case_id, metric));
+CREATE TABLE IF NOT EXISTS cases (
+    case_id TEXT PRIMARY KEY, position INTEGER NOT NULL, digest TEXT NOT NULL, json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS units (
+    case_id TEXT NOT NULL, metric TEXT NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL,
+    verdict TEXT NOT NULL, raw_verdict TEXT NOT NULL, reason TEXT, span_start INTEGER, span_end INTEGER,
+    quotes TEXT NOT NULL, detail TEXT NOT NULL, PRIMARY KEY (case_id, metric, idx));
+CREATE TABLE IF NOT EXISTS calls (
+    case_id TEXT NOT NULL, metric TEXT NOT NULL, seq INTEGER NOT NULL, started REAL NOT NULL,
+    latency_ms REAL NOT NULL, ok INTEGER NOT NULL, cached INTEGER NOT NULL, attempts INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, request_key TEXT NOT NULL,
+    step TEXT NOT NULL, error TEXT, usage INTEGER NOT NULL DEFAULT 1, reply_fit TEXT,
+    PRIMARY KEY (case_id, metric, seq));
+"""
+ADDED = {
+    "cells": ("billed_prompt_tokens INTEGER NOT NULL DEFAULT 0", "billed_completion_tokens INTEGER NOT NULL DEFAULT 0",
+              "cached_prompt_tokens INTEGER NOT NULL DEFAULT 0", "cached_completion_tokens INTEGER NOT NULL DEFAULT 0",
+              "usage_missing INTEGER NOT NULL DEFAULT 0", "format_misfits INTEGER NOT NULL DEFAULT 0"),
+    "calls": ("usage INTEGER NOT NULL DEFAULT 1", "reply_fit TEXT"),
+}
+"""Columns added since the first store layout: a store written before them gets them on open."""
+
+CELL_COLUMNS = ("case_id, metric, metric_version, case_digest, status, score, reason, flags, detail, calls, "
+                "prompt_tokens, completion_tokens, latency_ms, cache_hits, errors, retries, wall_ms, finished, "
+                "attempt, billed_prompt_tokens, billed_completion_tokens, cached_prompt_tokens, "
+                "cached_completion_tokens, usage_missing, format_misfits")
+CALL_COLUMNS = ("case_id, metric, seq, started, latency_ms, ok, cached, attempts, prompt_tokens, completion_tokens, "
+                "request_key, step, error, usage, reply_fit")
+
+FINAL = ("scored", "unscored", "vendor_nan", "not_applicable")
+"""Statuses a resumed run keeps; ``error`` cells are recomputed."""
+
+
+def _json(v) -> str:
+    """JSON text as the store keeps it: scrubbed of any secret (see ``harness.core.redact``)."""
+    return scrub(json.dumps(v, ensure_ascii=False, sort_keys=True, default=str))
+
+
+class StoreWriteError(Exception):
+    """The run store could not be written (a full disk, an I/O error); the cells already written stay."""
+
+    def __init__(self, path: str, error: BaseException):
+        super().__init__(f"{path}: cannot write the run store: {error} (is the disk full?)")
+        self.path, self.error = path, error
+
+
+def _connect_readonly(path: str) -> sqlite3.Connection:
+    """A read-only connection. A WAL database in a directory the reader cannot write (no ``-shm``
+    file can be made) is opened as immutable instead; ValueError when the file is not a run store."""
+    from urllib.parse import quote
+
+    uri = f"file:{quote(os.path.abspath(path))}"
+    for flags in ("?mode=ro", "?mode=ro&immutable=1"):
+        try:
+            db = sqlite3.connect(uri + flags, uri=True, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA busy_timeout=10000")
+            db.execute("SELECT value FROM meta LIMIT 1").fetchall()
+            return db
+        except sqlite3.DatabaseError as e:
+            err = e
+    raise ValueError(f"{path}: cannot be read as a run store ({err})")
+
+
+class RunStore:
+    """Open or create with :meth:`create` / :meth:`open`."""
+
+    FILENAME = "store.sqlite"
+
+    def __init__(self, path: str, readonly: bool = False):
+        self.path = path
+        self.readonly = readonly
+        self._batch = None
+        self._attempts: dict | None = None
+        if readonly:
+            self.db = _connect_readonly(path)
+            return
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=10000")
+            self.db.executescript(SCHEMA)
+            self._add_columns()
+        except sqlite3.Error as e:
+            raise StoreWriteError(path, e) from None
+
+    def _add_columns(self) -> None:
+        for table, cols in ADDED.items():
+            have = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
+            for col in cols:
+                if col.split()[0] not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {col}")
+
+    @classmethod
+    def create(cls, run_dir: str) -> "RunStore":
+        os.makedirs(run_dir, exist_ok=True)
+        return cls(os.path.join(run_dir, cls.FILENAME))
+
+    @classmethod
+    def open(cls, path: str, readonly: bool = True) -> "RunStore":
+        """Open an existing store (a run directory or the ``store.sqlite`` in it), read-only unless
+        asked: reading a run (a report, a table) never needs write access to it."""
+        if os.path.isdir(path):
+            path = os.path.join(path, cls.FILENAME)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no run store at {path}")
+        return cls(path, readonly=readonly)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- spec --------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        """One atomic write; a failure to write (a full disk, an I/O error) is :class:`StoreWriteError`.
+        Inside :meth:`batch`, the batch's transaction."""
+        if self._batch is not None:
+            yield self._batch
+            return
+        cur = self.db.cursor()
+        try:
+            cur.execute("BEGIN IMMEDIATE")
+            yield cur
+            cur.execute("COMMIT")
+        except BaseException as e:
+            if self.db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    cur.execute("ROLLBACK")
+            if isinstance(e, sqlite3.Error):
+                raise StoreWriteError(self.path, e) from None
+            raise
+
+    def write_spec(self, spec: dict) -> None:
+        self.write_meta("spec", spec)
+
+    def write_meta(self, key: str, value) -> None:
+        """Keep a fact of the run as JSON under ``key`` (``spec``: the run spec; ``startup``: each worker's
+        vendor imports: which, when ready, wall and CPU seconds, its cores)."""
+        with self._transaction() as cur:
+            cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, _json(value)))
+
+    def meta(self, key: str):
+        """A fact kept with :meth:`write_meta` (None if absent)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def spec(self) -> dict:
+        return self.meta("spec") or {}
+
+    # --- cases -------------------------------------------------------------------------------
+
+    def write_cases(self, cases) -> None:
+        """Keep the run's cases (replacing any earlier version of a case on resume)."""
+        from harness.cases.load import case_digest, case_to_json
+
+        rows = [(c.id, i, case_digest(c), _json(case_to_json(c))) for i, c in enumerate(cases)]
+        with self._transaction() as cur:
+            cur.executemany("INSERT OR REPLACE INTO cases VALUES (?,?,?,?)", rows)
+
+    def case_objects(self) -> list[tuple[str, str, dict]]:
+        """(case_id, digest, case JSON object), in run order."""
+        return [(r[0], r[1], json.loads(r[2]))
+                for r in self.db.execute("SELECT case_id, digest, json FROM cases ORDER BY position")]
+
+    # --- cells -------------------------------------------------------------------------------
+
+    def finished(self) -> dict[tuple[str, str], tuple[str, str]]:
+        """(case_id, metric) -> (case_digest, metric_version) for every cell a resume may keep: a final
+        status, and no failed judge call (a store written before that rule may hold such a cell)."""
+        q = (f"SELECT case_id, metric, case_digest, metric_version FROM cells "
+             f"WHERE status IN ({','.join('?' * len(FINAL))}) AND errors = 0")
+        return {(r[0], r[1]): (r[2], r[3]) for r in self.db.execute(q, FINAL)}
+
+    @contextlib.contextmanager
+    def batch(self):
+        """Every :meth:`write_cell` in the block joins one transaction, committed at the block's end:
+        one commit for the cells that finished together (a worker run hands them over in bursts). A
+        cell is still in the store whole or not at all; a failure writes none of the block's cells."""
+        if self._batch is not None:
+            yield
+            return
+        try:
+            with self._transaction() as cur:
+                self._batch = cur
+                try:
+                    yield
+                finally:
+                    self._batch = None
+        except BaseException:
+            self._attempts = None    # what the rolled-back block counted is reread
+            raise
+
+    def _attempt_of(self, case_id: str, metric: str) -> int:
+        """The cell's earlier attempts (0: a new cell), from one read of the table per run."""
+        if self._attempts is None:
+            self._attempts = {(c, m): a for c, m, a in self.db.execute("SELECT case_id, metric, attempt FROM cells")}
+        return self._attempts.get((case_id, metric), 0)
+
+    def write_cell(self, case_id: str, metric: str, metric_version: str, case_digest: str,
+                   result: CellResult, ledger: Ledger, calls: list, wall_ms: float) -> None:
+        """Write one finished cell, its units and its calls, atomically."""
+        attempt = self._attempt_of(case_id, metric) + 1
+        with self._transaction() as cur:
+            if attempt > 1:   # a recomputed cell: its earlier units and calls go
+                cur.execute("DELETE FROM units WHERE case_id = ? AND metric = ?", (case_id, metric))
+                cur.execute("DELETE FROM calls WHERE case_id = ? AND metric = ?", (case_id, metric))
+            cur.execute(
+                f"INSERT OR REPLACE INTO cells ({CELL_COLUMNS}) VALUES ({','.join('?' * 25)})",
+                (case_id, metric, metric_version, case_digest, result.status, result.score, scrub(result.reason),
+                 _json(list(result.flags)), _json(result.detail), ledger.calls, ledger.prompt_tokens,
+                 ledger.completion_tokens, ledger.latency_ms, ledger.cache_hits, ledger.errors, ledger.retries,
+                 wall_ms, time.time(), attempt, ledger.billed_prompt_tokens, ledger.billed_completion_tokens,
+                 ledger.cached_prompt_tokens, ledger.cached_completion_tokens, ledger.usage_missing,
+                 ledger.format_misfits))
+            cur.executemany(
+                "INSERT INTO units VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(case_id, metric, u.index, u.kind, scrub(u.text), u.verdict, scrub(u.raw_verdict), scrub(u.reason),
+                  u.span[0] if u.span else None, u.span[1] if u.span else None,
+                  _json([asdict(q) for q in u.quotes]), _json(u.detail)) for u in result.units])
+            cur.executemany(
+                f"INSERT INTO calls ({CALL_COLUMNS}) VALUES ({','.join('?' * 15)})",
+                [(case_id, metric, i, c.started, c.latency_ms, int(c.ok), int(c.cached), c.attempts,
+                  c.prompt_tokens, c.completion_tokens, c.key, scrub(c.step), scrub(c.error),
+                  int(getattr(c, "usage", True)), getattr(c, "reply_fit", None)) for i, c in enumerate(calls)])
+        self._attempts[(case_id, metric)] = attempt   # (reread if a batch holding it rolls back)
+
+    # --- pandas views ------------------------------------------------------------------------
+
+    def _df(self, table: str):
+        import pandas as pd
+
+        return pd.read_sql_query(f"SELECT * FROM {table}", self.db)
+
+    def cells(self):
+        """DataFrame of cells (``flags`` and ``detail`` as JSON text)."""
+        return self._df("cells")
+
+    def units(self):
+        """DataFrame of per-unit verdicts (``quotes`` and ``detail`` as JSON text)."""
+        return self._df("units")
+
+    def calls(self):
+        """DataFrame of judge requests."""
+        return self._df("calls")
+
+    def rows(self, sql: str, params=()) -> list[tuple]:
+        return list(self.db.execute(sql, params))

@@ -1,0 +1,3 @@
+"""The report model: everything a report, a card or a command computes from a run store.
+
+Nothing here lays anything out; :mod:`reports.render` does, from finished models."""

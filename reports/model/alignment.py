@@ -1,0 +1,170 @@
+"""Per-claim alignment: each metric's units mapped onto rows of the answer by answer span.
+
+The rows are the annotated claims where the case has them (``Case.judged_claims``),
+plus the abstention span when the answer abstains; for a case without an annotation they are the
+answer's sentences. Every unit's span comes from the answer aligner (:mod:`harness.core.aligner`). A
+unit lands on the rows it really overlaps (:func:`lands_on`: at least half of the row, or half of
+the unit, lies in the overlap; a TruLens sentence carrying two claims lands on both, marked shared),
+never on a row it does not overlap; a unit that lands on no row gets a row of its own for that
+stretch of the answer ("not an annotated claim"); a whole-answer unit goes in a "whole answer" row
+(kinds in ``WHOLE``: an answer-level verdict, or one judge's rating of the whole answer); a unit the
+aligner could not locate goes in the "not located" row.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from harness.core.spans import overlaps
+
+WHOLE = ("answer", "judge")
+"""Unit kinds that judge the whole answer at once."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A unit verdict as the store keeps it (the fields the alignment needs)."""
+
+    metric: str
+    index: int
+    text: str
+    verdict: str
+    raw_verdict: str
+    kind: str = "claim"
+    span: tuple[int, int] | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One unit's verdict shown in one row."""
+
+    unit: Unit
+    shared: bool = False
+    """The unit also lands on other rows (it spans several claims)."""
+
+
+@dataclass
+class Row:
+    """One row of the alignment table."""
+
+    kind: str
+    """claim | sentence (unannotated case) | abstention | other | answer | unaligned."""
+    text: str
+    """The stretch of the answer (or the claim text when there is no answer text)."""
+    span: tuple[int, int] | None = None
+    """Where the row sits in the answer."""
+    label: str | None = None
+    """The annotation's label (claims), ``abstention``, or None."""
+    claim: object = None
+    """The annotation's Claim, for claim rows."""
+    marks: dict[str, list[Mark]] = field(default_factory=dict)
+    """metric -> the marks of its units on this row."""
+
+    def verdicts(self, metric: str) -> set[str]:
+        """The normalised verdicts a metric gives on this row."""
+        return {m.unit.verdict for m in self.marks.get(metric, [])}
+
+    def raws(self, metric: str) -> set[str]:
+        """The raw (vendor) verdicts a metric gives on this row."""
+        return {str(m.unit.raw_verdict) for m in self.marks.get(metric, [])}
+
+
+def units_from_frame(df) -> list[Unit]:
+    """Units from the store's ``units`` DataFrame rows (any number of cases/metrics)."""
+    out = []
+    for r in df.itertuples(index=False):
+        span = None
+        if r.span_start is not None and not _nan(r.span_start) and not _nan(r.span_end):
+            span = (int(r.span_start), int(r.span_end))
+        reason = r.reason if isinstance(r.reason, str) else None
+        out.append(Unit(r.metric, int(r.idx), str(r.text), str(r.verdict), str(r.raw_verdict), str(r.kind), span, reason))
+    return out
+
+
+def _nan(v) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def align(case, units: list[Unit]) -> list[Row]:
+    """Rows for one case (``case`` may be None when its text is unknown).
+
+    >>> from harness.core.records import Annotation, Case, Claim, Context
+    >>> ans = "Bake at 350 F for 8 minutes. It makes 24."
+    >>> claims = (Claim("Bake at 350 F.", (0, 13), "supported"), Claim("Bake 8 min.", (14, 27), "supported"),
+    ...           Claim("It makes 24.", (29, 40), "not_found"))
+    >>> case = Case("c", "q?", (Context("1", "Bake at 350 F for 8 minutes."),), ans, Annotation(claims, True, False))
+    >>> units = [Unit("t", 0, "Bake at 350 F for 8 minutes.", "supported", "3", "sentence", (0, 28)),
+    ...          Unit("t", 1, "It makes 24.", "unsupported", "0", "sentence", (29, 41)),
+    ...          Unit("d", 0, "The recipe yields 24.", "ambiguous", "borderline", "claim", None)]
+    >>> rows = align(case, units)
+    >>> [(r.kind, r.label, sorted(r.marks)) for r in rows]
+    [('claim', 'supported', ['t']), ('claim', 'supported', ['t']), ('claim', 'not_found', ['t']), ('unaligned', None, ['d'])]
+    >>> rows[0].marks["t"][0].shared, rows[2].verdicts("t")
+    (True, {'unsupported'})
+    """
+    answer = case.answer if case is not None else ""
+    rows = _backbone(case) if case is not None else []
+    backbone = list(rows)
+    extra: list[Row] = []
+    whole = Row("answer", "the whole answer", (0, len(answer)))
+    loose = Row("unaligned", "units the aligner could not locate in the answer")
+    for u in sorted(units, key=lambda u: (u.metric, u.index)):
+        if u.kind in WHOLE:
+            whole.marks.setdefault(u.metric, []).append(Mark(u))
+        elif u.span is None:
+            loose.marks.setdefault(u.metric, []).append(Mark(u))
+        else:
+            hits = lands_on(u.span, backbone)
+            if not hits:
+                hits = [_other_row(extra, u.span, answer, u.text)]
+            for r in hits:
+                r.marks.setdefault(u.metric, []).append(Mark(u, shared=len(hits) > 1))
+    ordered = sorted(rows + extra, key=lambda r: (r.span or (10**9, 0))[0])
+    return ordered + [r for r in (whole, loose) if r.marks]
+
+
+def lands_on(span: tuple[int, int], rows: list[Row]) -> list[Row]:
+    """The rows a unit with this span lands on: those where the overlap holds at least half of the row
+    or half of the unit; failing any, the one row it overlaps most (a unit never lands on a row it
+    does not overlap).
+
+    >>> rows = [Row("claim", "a", (0, 25)), Row("claim", "b", (26, 45)), Row("claim", "c", (47, 75))]
+    >>> [r.text for r in lands_on((26, 45), rows)], [r.text for r in lands_on((0, 45), rows)]
+    (['b'], ['a', 'b'])
+    >>> [r.text for r in lands_on((20, 40), rows)], lands_on((80, 90), rows)
+    (['b'], [])
+    """
+    def inter(r: Row) -> int:
+        return max(0, min(r.span[1], span[1]) - max(r.span[0], span[0]))
+
+    cand = [r for r in rows if r.span is not None and overlaps(r.span, span)]
+    size = max(1, span[1] - span[0])
+    hits = [r for r in cand if inter(r) * 2 >= min(size, max(1, r.span[1] - r.span[0]))]
+    if hits or not cand:
+        return hits
+    return [max(cand, key=inter)]
+
+
+def _backbone(case) -> list[Row]:
+    if not case.annotated:   # no human claims: the answer's own sentences are the rows
+        from harness.core.spans import sentence_spans
+
+        return [Row("sentence", case.answer[s:e], (s, e)) for s, e in sentence_spans(case.answer)]
+    rows = [Row("claim", case.answer[s:e] or c.text, (s, e), c.label, c)
+            for c in case.judged_claims() for s, e in [c.answer_span]]
+    ab = case.abstention_at()
+    if ab is not None and ab[1] > ab[0]:
+        rows.append(Row("abstention", case.answer[ab[0]:ab[1]], ab, "abstention"))
+    return rows
+
+
+def _other_row(extra: list[Row], span: tuple[int, int], answer: str, text: str) -> Row:
+    for r in extra:
+        if overlaps(r.span, span):
+            r.span = (min(r.span[0], span[0]), max(r.span[1], span[1]))
+            r.text = answer[r.span[0]:r.span[1]] or r.text
+            return r
+    row = Row("other", answer[span[0]:span[1]] or text, span)
+    extra.append(row)
+    return row

@@ -1,0 +1,198 @@
+"""Load one run for reporting: the run store's tables, its spec, and the cases it scored.
+
+Reports read the store only; they never re-score. The store keeps every case of the run (table
+``cases``), so a report needs no case file. For a store written before that table existed, or with
+an explicit ``cases_path``, the cases are read back from the case file, and a case is used only when
+its digest matches the digest the store recorded for it: a case file edited since the run shows its
+cases without text rather than with the wrong text.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from harness.core.records import Case
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class MetricInfo:
+    """Display metadata of one metric, from the spec (and the registry when it is importable)."""
+
+    name: str
+    """Registered name, e.g. ``ragas.faithfulness``."""
+    display_name: str
+    """Human name."""
+    short_name: str
+    """Short column name."""
+    unit: str
+    """claim | statement | sentence | answer."""
+    vendor: str
+    """inhouse | ragas | deepeval | trulens."""
+    version: str
+    """Adapter version that produced the run's cells."""
+    higher_is_better: bool = True
+    """Direction of the score."""
+
+
+@dataclass
+class RunData:
+    """Everything a report reads about one run."""
+
+    run_dir: str
+    """Directory that holds the store (the report goes here by default)."""
+    spec: dict
+    """The run spec (``meta/spec``)."""
+    cells: object
+    """DataFrame of cells; ``flags`` parsed to lists."""
+    units: object
+    """DataFrame of per-unit verdicts; ``quotes`` parsed to lists of dicts."""
+    calls: object
+    """DataFrame of judge requests."""
+    metrics: list[str]
+    """Metric names, in display order."""
+    info: dict[str, MetricInfo]
+    """Display metadata per metric."""
+    case_ids: list[str]
+    """Case ids, in case-file order when the file is readable."""
+    cases: dict[str, Case] = field(default_factory=dict)
+    """The cases whose text is known (digest matches the store)."""
+    case_note: str | None = None
+    """Why some or all case texts are missing, if they are."""
+
+    @property
+    def run_id(self) -> str:
+        return str(self.spec.get("run_id") or os.path.basename(os.path.abspath(self.run_dir)))
+
+    @property
+    def is_reference(self) -> bool:
+        return (self.spec.get("judge") or {}).get("kind", "reference") == "reference"
+
+    def cell(self, case_id: str, metric: str):
+        """The cell row (a pandas Series) or None."""
+        key = (case_id, metric)
+        return self._index.get(key)
+
+    def __post_init__(self):
+        self._index = {(r.case_id, r.metric): r for r in self.cells.itertuples(index=False)}
+
+
+def resolve_store(run: str, out: str = "reports/out") -> str:
+    """The store path for RUN: a run directory, a ``store.sqlite`` path, or a run id under ``out``.
+
+    >>> resolve_store("no-such-run-xyz", "/nonexistent")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no run 'no-such-run-xyz': not a run directory, not a store file, and not a run id under /nonexistent
+    """
+    from harness.store.runstore import RunStore
+
+    for cand in (run, os.path.join(out, run)):
+        if os.path.isfile(cand):
+            return cand
+        if os.path.isfile(os.path.join(cand, RunStore.FILENAME)):
+            return os.path.join(cand, RunStore.FILENAME)
+    raise FileNotFoundError(f"no run {run!r}: not a run directory, not a store file, "
+                            f"and not a run id under {out}")
+
+
+def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) -> RunData:
+    """Read a run store (see :func:`resolve_store`) and the cases it scored."""
+    from harness.store.runstore import RunStore
+
+    path = resolve_store(run, out)
+    store = RunStore.open(path)
+    try:
+        spec, cells, units, calls = store.spec(), store.cells(), store.units(), store.calls()
+        stored = store.case_objects()
+    finally:
+        store.close()
+    cells["flags"] = [json.loads(f) if isinstance(f, str) else [] for f in cells["flags"]]
+    units["quotes"] = [json.loads(q) if isinstance(q, str) else [] for q in units["quotes"]]
+    metrics, info = _metrics(spec, cells)
+    if stored and cases_path is None:
+        cases, order, note = _stored_cases(stored, cells)
+    else:
+        cases, order, note = _cases(spec, cells, cases_path)
+    seen = list(dict.fromkeys(cells["case_id"]))
+    case_ids = [c for c in order if c in set(seen)] + [c for c in seen if c not in set(order)]
+    return RunData(os.path.dirname(os.path.abspath(path)), spec, cells, units, calls, metrics, info,
+                   case_ids, cases, note)
+
+
+def _metrics(spec: dict, cells) -> tuple[list[str], dict[str, MetricInfo]]:
+    from harness.metric import registry
+
+    entries = {m["name"]: m for m in spec.get("metrics") or []}
+    present = list(dict.fromkeys(list(entries) + list(dict.fromkeys(cells["metric"]))))
+    order = registry.ordered(present)
+    info = {}
+    for m in order:
+        e = entries.get(m, {})
+        short = m
+        try:
+            short = registry.get(m).short_name
+        except Exception:  # noqa: BLE001 - a report of an old run must not need the adapter
+            pass
+        info[m] = MetricInfo(m, e.get("display_name", m), short, e.get("unit", "?"),
+                             e.get("vendor", m.split(".")[0]), str(e.get("version", "?")),
+                             bool(e.get("higher_is_better", True)))
+    return order, info
+
+
+def _case_file(spec: dict, cases_path: str | None) -> str | None:
+    if cases_path:
+        return cases_path
+    p = (spec.get("cases") or {}).get("path")
+    if not p:
+        return None
+    for cand in (p, os.path.join(REPO_ROOT, p)):
+        if os.path.isfile(cand):
+            return cand
+    return None
+
+
+def _stored_cases(stored, cells) -> tuple[dict[str, Case], list[str], str | None]:
+    from harness.cases.load import parse_case
+
+    digests = dict(zip(cells["case_id"], cells["case_digest"]))
+    kept = {}
+    for cid, digest, obj in stored:
+        if digests.get(cid, digest) == digest:
+            kept[cid] = parse_case(obj, f"run store case {cid}")
+    missing = [cid for cid in digests if cid not in kept]
+    note = None
+    if missing:
+        note = (f"{len(missing)} case(s) scored with another version of the case "
+                f"({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}): their texts are not shown")
+    return kept, [cid for cid, _, _ in stored], note
+
+
+def _cases(spec: dict, cells, cases_path: str | None) -> tuple[dict[str, Case], list[str], str | None]:
+    from harness.cases.load import CaseFileError, case_digest, load_cases
+
+    path = _case_file(spec, cases_path)
+    if path is None:
+        return {}, [], "the case file named in the run spec is not readable: case texts are not shown"
+    try:
+        cs = load_cases(path)
+    except CaseFileError as e:
+        return {}, [], f"the case file does not load ({str(e).splitlines()[0]}): case texts are not shown"
+    digests = dict(zip(cells["case_id"], cells["case_digest"]))
+    kept, stale = {}, []
+    for c in cs:
+        if c.id not in digests:
+            continue
+        if case_digest(c) == digests[c.id]:
+            kept[c.id] = c
+        else:
+            stale.append(c.id)
+    missing = [cid for cid in digests if cid not in kept and cid not in stale]
+    note = None
+    if stale or missing:
+        note = (f"{len(stale) + len(missing)} case(s) changed or missing in the case file since the run "
+                f"({', '.join((stale + missing)[:5])}{', ...' if len(stale) + len(missing) > 5 else ''}): "
+                "their texts are not shown")
+    return kept, [c.id for c in cs], note

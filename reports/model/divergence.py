@@ -1,0 +1,106 @@
+"""Where the metrics diverge: cases whose scored metrics differ by at least a threshold.
+
+Only scored cells count toward the spread (an unscored or NaN cell is not a 0). Each divergent case
+comes with its per-claim alignment and a one-line reason derived from the verdicts
+(:mod:`reports.model.reasons`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reports.model.alignment import Row, align, units_from_frame
+from reports.model.reasons import case_reason, explain_row, row_disagrees
+
+DEFAULT_THRESHOLD = 0.2
+
+
+@dataclass
+class Divergence:
+    """One case on which the metrics' scores spread by at least the threshold."""
+
+    case_id: str
+    spread: float
+    """Highest minus lowest score among the scored metrics."""
+    low: tuple[str, float]
+    """(metric, score) of the lowest-scoring metric."""
+    high: tuple[str, float]
+    """(metric, score) of the highest-scoring metric."""
+    scores: dict[str, float]
+    """metric -> score, scored metrics only."""
+    reason: str
+    """One line, derived from the two metrics' unit verdicts (:mod:`reports.model.reasons`)."""
+    rule: str
+    """The reason's kind: definition | judgement | decomposition | coverage (or unexplained)."""
+    rows: list[Row] = field(default_factory=list)
+    """The per-claim alignment."""
+    row_reasons: dict[int, str] = field(default_factory=dict)
+    """Row index -> reason, for the rows on which metrics disagree."""
+    summary: str = ""
+    """The reason's mechanism without this case's text (divergences are grouped by it)."""
+
+    def line(self, names: dict | None = None) -> str:
+        """A one-line summary for the terminal.
+
+        >>> Divergence("cookie-yield", 0.25, ("a", 0.75), ("b", 1.0), {}, "b is lenient", "r").line()
+        'cookie-yield  spread 0.25: a 0.75 vs b 1.00 - b is lenient'
+        """
+        n = names or {}
+        return (f"{self.case_id}  spread {self.spread:.2f}: {n.get(self.low[0], self.low[0])} {self.low[1]:.2f} "
+                f"vs {n.get(self.high[0], self.high[0])} {self.high[1]:.2f} - {self.reason}")
+
+
+def spread(scores: dict[str, float]) -> tuple[float, tuple[str, float], tuple[str, float]] | None:
+    """(spread, lowest, highest) over scored metrics, ties broken by metric order; None under two.
+
+    >>> spread({"a": 0.75, "b": 1.0, "c": 0.75})
+    (0.25, ('a', 0.75), ('b', 1.0))
+    >>> spread({"a": 1.0}) is None
+    True
+    """
+    if len(scores) < 2:
+        return None
+    items = list(scores.items())
+    lo = min(items, key=lambda kv: kv[1])
+    hi = max(items, key=lambda kv: kv[1])
+    return round(hi[1] - lo[1], 12), lo, hi
+
+
+def in_divergence(metric: str) -> bool:
+    """Does the metric count toward the spread? Not a stand-in metric whose class says
+    ``in_divergence = False`` (the similarity baseline and its cascade)."""
+    try:
+        from harness.metric import registry
+
+        return bool(getattr(registry.get(metric), "in_divergence", True))
+    except Exception:  # noqa: BLE001 - a report of an old run must not need the adapter
+        return True
+
+
+def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
+    """Every divergent case of a run, largest spread first (then case order)."""
+    from reports.model.matrix import build
+
+    cells = build(data)
+    names = {m: data.info[m].display_name for m in data.metrics}
+    units = units_from_frame(data.units)
+    by_case: dict[str, list] = {}
+    for u, cid in zip(units, data.units["case_id"]):
+        by_case.setdefault(cid, []).append(u)
+    out = []
+    compared = [m for m in data.metrics if in_divergence(m)]
+    for pos, cid in enumerate(data.case_ids):
+        scores = {m: cells[(cid, m)].score for m in compared if cells[(cid, m)].status == "scored"}
+        s = spread(scores)
+        if s is None or s[0] < threshold - 1e-9:
+            continue
+        case = data.cases.get(cid)
+        rows = align(case, by_case.get(cid, []))
+        flags = {m: cells[(cid, m)].flags for m in data.metrics}
+        why = case_reason(rows, (s[1][0], s[2][0]), scores, names, flags)
+        row_reasons = {}
+        for i, r in enumerate(rows):
+            if row_disagrees(r, data.metrics):
+                row_reasons[i] = explain_row(r, data.metrics, case, names) or ""
+        out.append((-(s[0]), pos, Divergence(cid, s[0], s[1], s[2], scores, why.text, why.kind, rows, row_reasons,
+                                             why.summary)))
+    return [d for _, _, d in sorted(out, key=lambda t: (t[0], t[1]))]

@@ -1,0 +1,102 @@
+"""The "where they diverge" section as data, built once for both renderers: the divergent cases,
+grouped by reason, each with its scores, texts and claim-by-claim alignment rows (plain text; the
+HTML and Markdown renderers only escape and lay them out)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reports.model import sections as S
+
+
+@dataclass(frozen=True)
+class MarkView:
+    """One unit's verdict in an alignment cell."""
+
+    text: str
+    """How the verdict reads (:func:`reports.model.sections.mark_text`)."""
+    verdict: str
+    """The normalised verdict (for the cell's colour)."""
+    unit_text: str
+    """The unit's own text."""
+    unit_reason: str | None
+    """The judge's reason for it, if any."""
+
+
+@dataclass(frozen=True)
+class RowView:
+    """One alignment row: a claim (or other part of the answer) and each metric's marks on it."""
+
+    kind: str
+    """What the row is, in words (``S.ROW_KIND``)."""
+    text: str
+    label: str | None
+    marks: list[list[MarkView]]
+    """Per shown metric, in :attr:`CaseView.shown` order (empty: no unit there)."""
+    why: str
+
+
+@dataclass(frozen=True)
+class CaseView:
+    """One divergent case."""
+
+    anchor: int
+    case_id: str
+    spread: float
+    low: tuple[str, float]
+    """(short name, score) of the lowest scored metric."""
+    high: tuple[str, float]
+    scores: list[tuple[str, float]]
+    """(short name, score) of every scored metric."""
+    case: object
+    """The case (its question, answer and contexts), or None when the run's case file is unavailable."""
+    shown: list[tuple[str, str]]
+    """(short name, display name) of the metrics with units on this case."""
+    silent: list[str]
+    """Short names of the metrics without units on this case."""
+    rows: list[RowView]
+    labelled: bool = True
+    """Does the case carry human labels? (False: no annotation column, no claim about labels.)"""
+
+
+@dataclass(frozen=True)
+class GroupView:
+    reason: str
+    cases: list[CaseView]
+
+    @property
+    def count(self) -> int:
+        return len(self.cases)
+
+
+@dataclass(frozen=True)
+class DivergenceSection:
+    key: str
+    title: str
+    intro: str
+    empty: str
+    groups: list[GroupView]
+
+
+def divergence_section(rep) -> DivergenceSection:
+    """The section for a report (see the module docstring)."""
+    from reports.model.decision import groups
+
+    at = {dv.case_id: i for i, dv in enumerate(rep.divergences)}
+    out = [GroupView(g.reason, [_case(rep, at[dv.case_id], dv) for dv in g.divergences])
+           for g in groups(rep.divergences)] if rep.divergences else []
+    return DivergenceSection("divergences", S.TITLES["divergences"],
+                             S.INTRO["divergences"].format(threshold=rep.threshold), "None at this threshold.", out)
+
+
+def _case(rep, anchor: int, dv) -> CaseView:
+    metrics = rep.data.metrics
+    shown = [m for m in metrics if any(r.marks.get(m) for r in dv.rows)]
+    rows = [RowView(S.ROW_KIND.get(row.kind, row.kind), row.text, row.label,
+                    [[MarkView(S.mark_text(mk), mk.unit.verdict, mk.unit.text, mk.unit.reason)
+                      for mk in row.marks.get(m, [])] for m in shown], dv.row_reasons.get(k) or "")
+            for k, row in enumerate(dv.rows)]
+    return CaseView(anchor, dv.case_id, dv.spread, (rep.shorts[dv.low[0]], dv.low[1]),
+                    (rep.shorts[dv.high[0]], dv.high[1]), [(rep.shorts[m], v) for m, v in dv.scores.items()],
+                    rep.data.cases.get(dv.case_id), [(rep.shorts[m], rep.names[m]) for m in shown],
+                    [rep.shorts[m] for m in metrics if m not in shown], rows,
+                    rep.data.cases.get(dv.case_id) is None or rep.data.cases[dv.case_id].annotated)

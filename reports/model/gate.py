@@ -1,0 +1,107 @@
+"""``harness check``: a CI gate on a finished run.
+
+Each ``--min METRIC=VALUE`` asks that the metric's mean over its scored cells be at least VALUE;
+``--max-errors N`` that no more than N cells errored. The result is printed one line per criterion,
+and optionally written as JUnit XML (one test case per criterion), which CI systems show natively.
+
+Exit codes: 0 every criterion holds; 1 at least one fails; 2 bad input (no such run, a malformed
+criterion, a metric the run does not have).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from xml.sax.saxutils import quoteattr
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One criterion, checked."""
+
+    name: str
+    """E.g. ``inhouse.span mean >= 0.7``."""
+    ok: bool
+    detail: str
+    """What was measured, e.g. ``mean 0.81 over 21 scored cells``."""
+
+
+def parse_min(item: str) -> tuple[str, float]:
+    """``METRIC=VALUE`` as (metric, value); ValueError naming the problem.
+
+    >>> parse_min("inhouse.span=0.7")
+    ('inhouse.span', 0.7)
+    >>> parse_min("inhouse.span")
+    Traceback (most recent call last):
+    ...
+    ValueError: --min inhouse.span: expected METRIC=VALUE, e.g. inhouse.span=0.7
+    """
+    name, sep, value = item.partition("=")
+    if not sep or not name.strip():
+        raise ValueError(f"--min {item}: expected METRIC=VALUE, e.g. inhouse.span=0.7")
+    try:
+        v = float(value)
+    except ValueError:
+        raise ValueError(f"--min {item}: {value!r} is not a number") from None
+    if math.isnan(v):
+        raise ValueError(f"--min {item}: the value must be a number, not NaN")
+    return name.strip(), v
+
+
+def check(data, minimums: list[tuple[str, float]], max_errors: int | None) -> list[Outcome]:
+    """Every criterion on one run (:class:`reports.model.data.RunData`)."""
+    cells = data.cells
+    out = []
+    for metric, floor in minimums:
+        if metric not in data.metrics:
+            raise ValueError(f"--min {metric}: the run has no metric {metric!r}; it has {', '.join(data.metrics)}")
+        d = cells[cells["metric"] == metric]
+        scored = d[d["status"] == "scored"]["score"].astype(float)
+        name = f"{metric} mean >= {floor:g}"
+        if scored.empty:
+            out.append(Outcome(name, False, f"no scored cells ({len(d)} cells, none scored)"))
+            continue
+        mean = float(scored.mean())
+        out.append(Outcome(name, mean >= floor, f"mean {mean:.4f} over {len(scored)} scored cell(s)"))
+    if max_errors is not None:
+        errs = cells[cells["status"] == "error"]
+        where = ", ".join(f"{r.case_id}/{r.metric}" for r in errs.head(5).itertuples())
+        more = f" ({where}{', ...' if len(errs) > 5 else ''})" if len(errs) else ""
+        out.append(Outcome(f"errors <= {max_errors}", len(errs) <= max_errors, f"{len(errs)} errored cell(s){more}"))
+    return out
+
+
+def lines(outcomes: list[Outcome]) -> list[str]:
+    """One line per criterion for the terminal.
+
+    >>> lines([Outcome("m mean >= 0.5", True, "mean 0.75")])
+    ['PASS  m mean >= 0.5: mean 0.75']
+    """
+    return [f"{'PASS' if o.ok else 'FAIL'}  {o.name}: {o.detail}" for o in outcomes]
+
+
+def junit_xml(run_id: str, outcomes: list[Outcome]) -> str:
+    """JUnit XML: one ``testsuite`` for the run, one ``testcase`` per criterion.
+
+    >>> print(junit_xml("r1", [Outcome("e <= 0", False, "1 errored cell(s)")]).splitlines()[2])
+      <testsuite name="harness check r1" tests="1" failures="1" errors="0">
+    """
+    fails = sum(not o.ok for o in outcomes)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>',
+           f'<testsuites name="harness check" tests="{len(outcomes)}" failures="{fails}" errors="0">',
+           f'  <testsuite name={quoteattr("harness check " + run_id)} tests="{len(outcomes)}" '
+           f'failures="{fails}" errors="0">']
+    for o in outcomes:
+        attrs = f'classname={quoteattr("harness.check." + run_id)} name={quoteattr(o.name)}'
+        if o.ok:
+            out.append(f"    <testcase {attrs}><system-out>{_text(o.detail)}</system-out></testcase>")
+        else:
+            out.append(f"    <testcase {attrs}><failure message={quoteattr(o.detail)} type=\"threshold\">"
+                       f"{_text(o.detail)}</failure></testcase>")
+    out += ["  </testsuite>", "</testsuites>", ""]
+    return "\n".join(out)
+
+
+def _text(s: str) -> str:
+    from xml.sax.saxutils import escape
+
+    return escape(s)

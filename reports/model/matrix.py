@@ -1,0 +1,57 @@
+"""The score matrix: cases x metrics, each cell a number or a visibly different non-score mark.
+
+A cell that is not a score (unscored, unscored by the vendor, errored, not applicable, missing)
+never shows as a number and never as 0: it carries its own label, colour and hatching.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.core import vocab
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One matrix cell."""
+
+    status: str
+    """scored | unscored | vendor_nan | error | not_applicable | missing."""
+    score: float | None
+    """The score, for a scored cell only."""
+    flags: tuple[str, ...] = ()
+    """Degenerate-value flags."""
+    reason: str | None = None
+    """Why the cell is not a score, or the vendor's reason."""
+
+    @property
+    def label(self) -> str:
+        """How the cell reads.
+
+        >>> Cell("scored", 0.75).label, Cell("scored", 1.0, ("no_claims_scored_1",)).label
+        ('0.75', '1.00*')
+        >>> Cell("vendor_nan", None).label, Cell("not_applicable", None).label, Cell("error", None).label
+        ('NaN', 'n/a', 'ERROR')
+        """
+        if self.status == "scored":
+            return f"{self.score:.2f}" + (vocab.DEGENERATE.short if self.flags else "")
+        return vocab.status(self.status).short
+
+
+def build(data) -> dict[tuple[str, str], Cell]:
+    """(case_id, metric) -> Cell for every case and metric of the run (missing cells included)."""
+    out = {}
+    for cid in data.case_ids:
+        for m in data.metrics:
+            r = data.cell(cid, m)
+            if r is None:
+                out[(cid, m)] = Cell("missing", None)
+                continue
+            score = float(r.score) if r.status == "scored" else None
+            reason = r.reason if isinstance(r.reason, str) else None
+            out[(cid, m)] = Cell(r.status, score, tuple(r.flags), reason)
+    return out
+
+
+def legend() -> list[tuple[str, str, str]]:
+    """(label, meaning, status) for the legend, the star included (from :mod:`harness.core.vocab`)."""
+    return vocab.legend()

@@ -1,0 +1,155 @@
+"""The report as one self-contained HTML page: inline CSS, plots as base64 PNG, no script, no external
+resource. Every piece of run or case text goes through :func:`e` (HTML-escaped, quotes included)."""
+from __future__ import annotations
+
+from reports.model import sections as S
+from reports.render.markup import e
+from reports.render.plots import data_uri
+from reports.model.stats import RESAMPLES
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d2733;background:#f6f7f9;line-height:1.45}
+main{max-width:1320px;margin:0 auto;padding:18px 28px 60px;background:#fff}
+h1{font-size:1.55em;margin:.2em 0 .1em} h2{font-size:1.25em;margin-top:2em;border-bottom:2px solid #dfe3e8;padding-bottom:.2em}
+h3{font-size:1.05em;margin:1.6em 0 .4em} .muted{color:#5b6673} .small{font-size:.86em}
+.judge{background:#eef5ff;border-left:5px solid #3b7dbf;padding:10px 14px;margin:12px 0;border-radius:4px}
+.judge b{font-size:1.08em} .facts{display:flex;flex-wrap:wrap;gap:10px;margin:10px 0}
+.fact{background:#f3f5f7;border-radius:6px;padding:6px 12px;min-width:90px} .fact .v{font-size:1.3em;font-weight:600;display:block}
+nav a{margin-right:14px} table{border-collapse:collapse;margin:8px 0;font-size:.9em}
+th,td{border:1px solid #dfe3e8;padding:4px 8px;text-align:left;vertical-align:top} th{background:#f3f5f7}
+td.num{text-align:right;font-variant-numeric:tabular-nums} .matrix td{text-align:center;min-width:64px}
+.s-unscored{background:repeating-linear-gradient(45deg,#e4e4e4 0 5px,#f4f4f4 5px 10px);font-style:italic}
+.s-vendor_nan{background:repeating-linear-gradient(-45deg,#f2c6f0 0 5px,#fbe8fa 5px 10px);font-style:italic}
+.s-error{background:#ff6b6b;color:#fff;font-weight:600} .s-not_applicable{background:#fff;color:#777;font-style:italic;border-style:dotted}
+.s-missing{background:#fff;color:#aaa} .v-supported{background:#e3f4e6} .v-unsupported{background:#fde2e0}
+.v-ambiguous{background:#fff3cd} .v-excluded{background:#eeeeee;color:#666}
+.glance li{margin:4px 0} blockquote{margin:6px 0;padding:6px 12px;background:#f8f9fb;border-left:3px solid #c9d1da;white-space:pre-wrap}
+.reason{font-weight:600;color:#7a3e00} img{max-width:100%;height:auto} details{margin:4px 0} code{background:#f1f3f5;padding:0 3px}
+.scroll{overflow-x:auto} .align{font-size:.82em;width:100%} .align th,.align td{padding:3px 5px}
+.align td:nth-child(2){width:17em} .align td:last-child{width:14em}
+.legend span.k{display:inline-block;min-width:60px;text-align:center;border:1px solid #ccc;margin-right:6px;padding:0 4px}
+"""
+
+
+def score_style(v: float) -> str:
+    """Inline background for a score cell (the heatmap's colour map)."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    from reports.render.plots import CMAP
+
+    c = colormaps[CMAP](0.1 + 0.85 * max(0.0, min(1.0, v)))
+    return f"background:{to_hex(c)};color:{'#fff' if v > 0.55 else '#000'}"
+
+
+def cell_td(cell) -> str:
+    if cell.status == "scored":
+        return f'<td style="{score_style(cell.score)}" title="{e(", ".join(cell.flags))}">{e(cell.label)}</td>'
+    return f'<td class="s-{e(cell.status)}" title="{e(cell.reason)}">{e(cell.label)}</td>'
+
+
+def render(rep) -> str:
+    from reports.render import html_divergence
+
+    d = rep.data
+    from reports.model import blocks
+    from reports.render import decision as decision_render
+
+    parts = [header(rep), decision_render.html(rep), glance(rep), matrix(rep), html_divergence.section(rep),
+             metrics(rep), cost(rep), evidence(rep)] + [blocks.html(b) for b in rep.extra]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>Groundedness report: {e(d.run_id)}</title><style>{CSS}</style></head>"
+            f"<body><main>{''.join(parts)}<p class=\"muted small\">Built from the run store by "
+            "<code>harness report</code>; nothing was re-scored.</p></main></body></html>\n")
+
+
+def header(rep) -> str:
+    from reports.model.header import judge_lines, versions
+
+    d = rep.data
+    jl, jmeaning = judge_lines(d.spec)
+    main, rest = versions(d.spec)
+    from reports.model.cost import money, traffic_line
+
+    calls, pt, ct = rep.totals
+    facts = [("cases", len(d.case_ids)), ("metrics", len(d.metrics)), ("judge calls", f"{calls:,}"),
+             ("tokens billed", f"{pt + ct:,}"), ("money", money(rep.totals.money)),
+             ("divergent cases", len(rep.divergences))]
+    fh = "".join(f'<div class="fact"><span class="v">{e(v)}</span>{e(k)}</div>' for k, v in facts)
+    fh += f'<p class="small muted">{e(traffic_line(rep.totals))}</p>'
+    vers = ", ".join(f"{e(p)} {e(v)}" for p, v in main)
+    other = ", ".join(f"{e(p)} {e(v)}" for p, v in rest)
+    cases = d.spec.get("cases") or {}
+    note = f'<p class="muted small">{e(d.case_note)}</p>' if d.case_note else ""
+    nav = "".join(f'<a href="#{k}">{e(t)}</a>' for k, t in S.TITLES.items())
+    nav += "".join(f'<a href="#{e(b.key)}">{e(b.title)}</a>' for b in getattr(rep, "extra", []))
+    return (f"<header><h1>Groundedness report: run {e(d.run_id)}</h1>"
+            f'<div class="judge"><b>{e(jl)}</b><br>{e(jmeaning)}</div><div class="facts">{fh}</div>'
+            f'<p class="small"><b>Vendor versions:</b> {vers}</p>'
+            f'<details class="small"><summary>Everything else the run recorded</summary>'
+            f"<p>Other packages: {other}</p><p>Case file: <code>{e(cases.get('path'))}</code> "
+            f"(sha256 {e(str(cases.get('sha256', ''))[:16])}), git {e(d.spec.get('git'))}, "
+            f"python {e(d.spec.get('python'))}, created {e(d.spec.get('created'))}, "
+            f"metrics: {e(', '.join(f'{m} v{d.info[m].version}' for m in d.metrics))}</p></details>"
+            f"{note}<nav class=\"small\">{nav}</nav></header>")
+
+
+def glance(rep) -> str:
+    from reports.render.decision import glance_html
+    from reports.render.html_divergence import anchors
+
+    return glance_html(rep, anchors(rep))
+
+
+def matrix(rep) -> str:
+    from reports.model.matrix import legend
+
+    d = rep.data
+    leg = "".join(f'<li><span class="k {"s-" + st if st != "scored" else ""}">{e(lab)}</span>{e(mean)}</li>'
+                  for lab, mean, st in legend())
+    head = "".join(f'<th title="{e(d.info[m].display_name)}">{e(rep.shorts[m])}</th>' for m in d.metrics)
+    rows = "".join(f"<tr><th>{e(cid)}</th>{''.join(cell_td(rep.cells[(cid, m)]) for m in d.metrics)}</tr>"
+                   for cid in d.case_ids)
+    return (f'<section id="matrix"><h2>{e(S.TITLES["matrix"])}</h2><p>{e(S.INTRO["matrix"])}</p>'
+            f'<ul class="legend small">{leg}</ul>'
+            f'<table class="matrix"><thead><tr><th>case</th>{head}</tr></thead><tbody>{rows}</tbody></table>'
+            "</section>")
+
+
+def metrics(rep) -> str:
+    sec = S.metrics_section(rep, RESAMPLES)
+    heads = "".join(f"<th>{e(h)}</th>" for h in sec.heads)
+    rows = "".join(f"<tr><th>{e(r[0])}<br><code class=\"small\">{e(s.metric)}</code></th>"
+                   + "".join(f'<td class="num">{e(v)}</td>' for v in r[1:]) + "</tr>"
+                   for r, s in zip(sec.rows, rep.summaries))
+    notes = "".join(f"<li><b>{e(n.short)}</b> &middot; {e(n.text)}"
+                    + (f" <span class=\"muted\">[{e(', '.join(n.ids))}]</span>" if n.ids else "") + "</li>"
+                    for n in sec.notes)
+    return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>'
+            f"<table><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>"
+            f"<h3>{e(sec.notes_title)}</h3><ul class=\"small\">{notes or '<li>none</li>'}</ul>"
+            "</section>")
+
+
+def cost(rep) -> str:
+    sec = S.cost_section(rep)
+    heads = "".join(f"<th>{e(h)}</th>" for h in sec.heads)
+    rows = "".join(f"<tr><th>{e(r[0])}</th>" + "".join(f'<td class="num">{e(v)}</td>' for v in r[1:]) + "</tr>"
+                   for r in sec.rows)
+    return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>'
+            f'<img alt="judge calls, tokens and latency per answer, by metric" src="{data_uri(rep.cost_png)}">'
+            f"<table><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table></section>")
+
+
+def evidence(rep) -> str:
+    sec = S.evidence_section(rep)
+    if not sec.rows:
+        body = f"<p>{e(sec.empty)}</p>"
+    else:
+        rows = "".join(f"<tr><th>{e(r[0])}</th>" + "".join(f'<td class="num">{e(v)}</td>' for v in r[1:-1])
+                       + f'<td class="small">{"<br>".join(e(q) for q in r[-1]) or "none"}</td></tr>'
+                       for r in sec.rows)
+        heads = "".join(f"<th>{e(h)}</th>" for h in sec.heads)
+        body = f"<table><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>"
+    return f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>{body}</section>'

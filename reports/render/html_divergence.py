@@ -1,0 +1,69 @@
+"""The "where they diverge" section of the HTML report, laid out from :mod:`reports.model.divergence_view`."""
+from __future__ import annotations
+
+from reports.model.divergence_view import divergence_section
+from reports.render.markup import e
+
+
+def section(rep) -> str:
+    sec = divergence_section(rep)
+    if not sec.groups:
+        return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>'
+                f"<p>{e(sec.empty)}</p></section>")
+    body = "".join(f'<h3 class="reason">{e(g.reason)} <span class="muted small">({g.count} case'
+                   f'{"s" if g.count != 1 else ""})</span></h3>'
+                   + "".join(one_case(cv) for cv in g.cases)
+                   for g in sec.groups)
+    return f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>{body}</section>'
+
+
+def anchors(rep) -> dict[str, int]:
+    """case id -> the number of its detail anchor (``#case-N``)."""
+    return {dv.case_id: i for i, dv in enumerate(rep.divergences)}
+
+
+def one_case(cv) -> str:
+    case = cv.case
+    scores = ", ".join(f"{e(short)} {v:.2f}" for short, v in cv.scores)
+    if case is not None:
+        ctx = "".join(f"<p><b>[{e(c.id)}]</b></p><blockquote>{e(c.text)}</blockquote>" for c in case.contexts)
+        texts = (f"<p><b>Question:</b> {e(case.question)}</p><p><b>Answer:</b></p>"
+                 f"<blockquote>{e(case.answer) or '<i>(empty)</i>'}</blockquote>"
+                 f"<details><summary>Contexts ({len(case.contexts)})</summary>{ctx or '<p>none</p>'}</details>")
+    else:
+        texts = "<p class=\"muted\">The case text is not available (see the note at the top).</p>"
+    return (f'<h4 id="case-{cv.anchor}">{e(cv.case_id)} <span class="muted small">spread {cv.spread:.2f}</span></h4>'
+            f'<p class="small">Scores: {scores}</p>{texts}'
+            f"{alignment_table(cv)}")
+
+
+def alignment_table(cv) -> str:
+    note = (f'<p class="muted small">No per-unit verdicts on this case from: {e(", ".join(cv.silent))} '
+            "(not scored, or no units).</p>") if cv.silent else ""
+    head = "".join(f'<th title="{e(name)}">{e(short)}</th>' for short, name in cv.shown)
+    body = []
+    for row in cv.rows:
+        label = (f"<td>{e(row.label)}</td>" if row.label else "<td>&ndash;</td>") if cv.labelled else ""
+        cells = []
+        for marks in row.marks:
+            if not marks:
+                cells.append("<td></td>")
+                continue
+            cls = _cell_class({mk.verdict for mk in marks})
+            inner = "<br>".join(f'<span title="{e(mk.unit_text)}{" | " + e(mk.unit_reason) if mk.unit_reason else ""}">'
+                                f"{e(mk.text)}</span>" for mk in marks)
+            cells.append(f'<td class="{cls} small">{inner}</td>')
+        body.append(f"<tr><td class=\"small\">{e(row.kind)}</td><td>{e(row.text)}</td>"
+                    f"{label}{''.join(cells)}<td class=\"small reason\">{e(row.why)}</td></tr>")
+    ann = "<th>annotation</th>" if cv.labelled else ""   # no annotation: no annotation column
+    return ("<div class=\"scroll\"><table class=\"align\"><thead><tr><th>row</th><th>answer text</th>"
+            f"{ann}{head}<th>why they differ here</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}")
+
+
+def _cell_class(verdicts: set[str]) -> str:
+    """One colour for a cell: its verdict when all units agree, else ambiguous.
+
+    >>> _cell_class({"supported"}), _cell_class({"supported", "unsupported"})
+    ('v-supported', 'v-ambiguous')
+    """
+    return f"v-{next(iter(verdicts))}" if len(verdicts) == 1 else "v-ambiguous"

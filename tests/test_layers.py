@@ -1,0 +1,103 @@
+"""The layers the folders show hold in the import graph: no module imports a higher layer's, whether
+the import sits at the top of the file or inside a function.
+
+harness/:  core -> metric, cases -> judge, store -> run -> cli, api   (each arrow: "is imported by")
+reports/:  model -> render -> cards, export, build, review -> commands
+and harness/ imports neither reports/ nor adapters/.
+"""
+from __future__ import annotations
+
+import ast
+import os
+
+import pytest
+
+from tests.conftest import ROOT
+
+HARNESS = {"harness.core": 0, "harness.metric": 1, "harness.cases": 1, "harness.judge": 2, "harness.store": 2,
+           "harness.run": 3, "harness.cli": 4, "harness.api": 4, "harness": 5}
+REPORTS = {"reports.model": 0, "reports.render": 1, "reports.cards": 2, "reports.export": 2, "reports.build": 2,
+           "reports.review": 2, "reports.commands": 3, "reports": 4}
+FORBIDDEN = {"harness": ("reports", "adapters")}
+"""Top-level packages a tree must not import at all."""
+
+
+def layer(module: str, table: dict[str, int]) -> tuple[str, int] | None:
+    """The longest layer prefix of ``module`` in ``table``.
+
+    >>> layer("harness.judge.gateway", HARNESS)
+    ('harness.judge', 2)
+    >>> layer("harness", HARNESS)
+    ('harness', 5)
+    """
+    best = None
+    for prefix, n in table.items():
+        if module == prefix or module.startswith(prefix + "."):
+            if best is None or len(prefix) > len(best[0]):
+                best = (prefix, n)
+    return best
+
+
+def imports(path: str):
+    """Every import in a file, function-level included: (line, dotted names it may name)."""
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
+        if isinstance(node, ast.Import):
+            yield node.lineno, [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.lineno, [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+
+
+def modules(top: str):
+    for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+        for f in sorted(files):
+            if f.endswith(".py"):
+                path = os.path.join(dirpath, f)
+                dotted = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                yield path, dotted.removesuffix(".__init__")
+
+
+def violations(top: str, table: dict[str, int]) -> list[str]:
+    out = []
+    for path, mod in modules(top):
+        mine = layer(mod, table)
+        for line, names in imports(path):
+            for name in names:
+                root = name.split(".")[0]
+                if root in FORBIDDEN.get(top, ()):
+                    out.append(f"{mod} line {line} imports {name} ({top}/ must not import {root}/)")
+                if root != top:
+                    continue
+                theirs = layer(name, table)
+                if mine and theirs and theirs[1] > mine[1]:
+                    out.append(f"{mod} ({mine[0]}) line {line} imports {name} from the higher layer {theirs[0]}")
+    return sorted(set(out))
+
+
+@pytest.mark.parametrize("top,table", [("harness", HARNESS), ("reports", REPORTS)], ids=["harness", "reports"])
+def test_no_import_reaches_a_higher_layer(top, table):
+    assert violations(top, table) == []
+
+
+def test_every_module_belongs_to_a_layer():
+    for top, table in (("harness", HARNESS), ("reports", REPORTS)):
+        loose = [mod for _, mod in modules(top) if layer(mod, table)[0] == top and mod != top]
+        allowed = {"harness.__main__"}
+        assert set(loose) <= allowed, f"modules outside any layer folder: {sorted(set(loose) - allowed)}"
+
+
+def test_the_checker_catches_an_upward_import(tmp_path, monkeypatch):
+    """A core module that imports the runner is reported (the test would pass on any tree otherwise)."""
+    pkg = tmp_path / "harness" / "core"
+    pkg.mkdir(parents=True)
+    (pkg / "bad.py").write_text("def f():\n    from harness.run import runner\n    import reports.build\n")
+    monkeypatch.setattr("tests.test_layers.ROOT", str(tmp_path))
+    found = violations("harness", HARNESS)
+    assert any("harness.core.bad (harness.core) line 2 imports harness.run" in v for v in found), found
+    assert any("must not import reports/" in v for v in found), found
+
+
+def test_top_level_entries_stay_few():
+    def entries(top):
+        return sorted(e for e in os.listdir(os.path.join(ROOT, top)) if e != "__pycache__")
+    assert len(entries("harness")) <= 10, entries("harness")
+    assert len(entries("reports")) <= 8, entries("reports")
