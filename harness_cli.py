@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib import metadata
 
+from harness.cases.importers import cli as import_
 from harness.cli import judge, metrics, run, validate
 from harness.core.errors import BadInput
-from harness.cases.importers import cli as import_
+
 from reports.commands import agree, cards, check, compare, export, report, run_report
 
 COMMANDS = (run, metrics, report, agree, cards, check, compare, export, import_, validate, judge)
@@ -49,19 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def version() -> str:
     """The installed package's version (the source tree's when it is not installed)."""
-    from importlib import metadata
 
     try:
         return metadata.version("groundedness-harness")
     except metadata.PackageNotFoundError:
-        from harness import __version__
+        from harness import __version__  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
         return __version__
 
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI; everything it prints (and every library it drives prints) passes the secret scrubber."""
-    from harness.core.redact import ScrubbingStream
+    from harness.core.redact import ScrubbingStream  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)

@@ -13,7 +13,7 @@ __all__ = ["evaluate", "EvalResult", "__version__"]
 
 def __getattr__(name: str):
     if name in ("evaluate", "EvalResult"):
-        from harness import api
+        from harness import api  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
         return getattr(api, name)
     raise AttributeError(f"module 'harness' has no attribute {name!r}")

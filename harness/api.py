@@ -10,8 +10,10 @@ import asyncio
 import hashlib
 import json
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 
 RUN_OPTIONS = ("cache_mode", "cache_path", "concurrency", "out_dir", "run_id", "progress", "cell_timeout_s",
                "retry_attempts", "call_timeout_s")
@@ -36,7 +38,7 @@ class EvalResult:
 
     def _table(self, name: str):
         if name not in self._tables:
-            from harness.store.runstore import RunStore
+            from harness.store.runstore import RunStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
             store = RunStore.open(self.store_path)
             try:
@@ -93,7 +95,7 @@ def evaluate(cases, metrics=None, judge=None, *, report: bool = True, divergence
     unknown = sorted(set(options) - set(RUN_OPTIONS))
     if unknown:
         raise TypeError(f"evaluate() got unknown option(s) {', '.join(unknown)}; known: {', '.join(RUN_OPTIONS)}")
-    from harness.run.runner import RunOptions
+    from harness.run.runner import RunOptions  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     opts = RunOptions(cases=case_set(cases), metrics=metric_names(metrics), judge=judge_config(judge), **options)
     return in_own_loop(_evaluate, opts, report, divergence_threshold)
@@ -111,7 +113,7 @@ def in_own_loop(fn, *args):
 
 
 def _evaluate(opts, report: bool, threshold: float | None) -> EvalResult:
-    from harness.run.runner import run
+    from harness.run.runner import run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     outcome = run(opts)
     report_path = build_report(outcome.run_dir, threshold) if report else None
@@ -126,7 +128,6 @@ returns the HTML report's path. The engine names no report module; ``reports`` r
 def build_report(run_dir: str, threshold: float | None) -> str | None:
     """Build the run's report with the registered reporter (``report``); its path, or None if none is
     installed."""
-    from importlib.metadata import entry_points
 
     found = {ep.name: ep for ep in entry_points(group=REPORTERS)}
     if "report" not in found:
@@ -136,15 +137,15 @@ def build_report(run_dir: str, threshold: float | None) -> str | None:
 
 def case_set(cases):
     """A :class:`harness.cases.load.CaseSet` from a path, a CaseSet, a list of dicts or a DataFrame."""
-    from harness.cases.load import CaseSet, load_cases, parse_case
-    from harness.cases.columns import dialect, rows_of, to_case_object
-    from harness.cases.defaults import resolve_cases
+    from harness.cases.columns import dialect, rows_of, to_case_object  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.cases.defaults import resolve_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.cases.load import CaseSet, load_cases, parse_case  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     if isinstance(cases, CaseSet):
         return cases
     if isinstance(cases, (str, os.PathLike)):
         return load_cases(resolve_cases(os.fspath(cases)))
-    from harness.cases.importers.rows import RowProblem
+    from harness.cases.importers.rows import RowProblem  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     rows = rows_of(cases)
     if not rows:
@@ -168,18 +169,17 @@ def case_set(cases):
 
 def metric_names(metrics) -> list[str]:
     """Registered names from None, a comma-separated string or a list."""
-    from harness.metric import registry
+    from harness.metric import registry  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     if metrics is not None and not isinstance(metrics, str):
         metrics = list(metrics)
         if not metrics:
             raise ValueError("no metrics selected (metrics=None means all)")
     spec = metrics if metrics is None or isinstance(metrics, str) else ",".join(metrics)
-    from harness.metric.extras import select
+    from harness.metric.extras import select  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     names, notes = select(spec, registry.resolve(spec))
     for note in notes:
-        import warnings
 
         warnings.warn(note, stacklevel=3)
     if not names:
@@ -189,7 +189,7 @@ def metric_names(metrics) -> list[str]:
 
 def judge_config(judge):
     """A :class:`harness.run.runner.JudgeConfig` from None, a JudgeConfig or a dict of its fields."""
-    from harness.run.runner import JudgeConfig
+    from harness.run.runner import JudgeConfig  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     if judge is None:
         return JudgeConfig()

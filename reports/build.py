@@ -9,8 +9,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from harness.core.redact import register_judge_key, scrub
+
+from reports.model import agreement, agreement_section, cost, divergence, evidence, matrix, stats
+from reports.model.data import load_run, metric_classes
 from reports.model.divergence import DEFAULT_THRESHOLD
-from reports.model.header import VENDOR_PACKAGES, judge_lines, versions  # noqa: F401 - re-exported
+from reports.model.header import judge_lines, versions  # noqa: F401 - re-exported
+from reports.render import html, markdown, plots
+
 
 @dataclass
 class Report:
@@ -55,19 +61,12 @@ class Built:
 
 def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
     """All sections of the report for one run."""
-    from reports.model import cost
-    from reports.model import divergence
-    from reports.model import evidence
-    from reports.model import matrix
-    from reports.render import plots
-    from reports.model import stats
 
     cells = matrix.build(data)
     shorts = {m: data.info[m].short_name for m in data.metrics}
     costs = cost.per_metric(data)
     rep = Report(data, threshold, cells, divergence.find(data, threshold), stats.summarise(data), costs,
                  evidence.shares(data), cost.totals(data), plots.cost_chart(costs, shorts))
-    from reports.model import agreement
 
     rep.agreement = agreement.compute(data)
     rep.extra = extra_sections(data, rep.names, rep.agreement)
@@ -75,11 +74,12 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
 
 
 def extra_sections(data, names: dict[str, str], agreement_results: list) -> list:
-    """The agreement and cascade sections (``reports.model.blocks.Block``), in report order."""
-    from reports.model import agreement_section
-    from reports.model import cascade
-
-    blocks = [agreement_section.section(data, agreement_results, names), cascade.section(cascade.summarise(data))]
+    """The agreement section, then each metric's own sections (its ``report_sections``, in display order),
+    as ``reports.model.blocks.Block``."""
+    blocks = [agreement_section.section(data, agreement_results, names)]
+    for cls in metric_classes(data):
+        if cls.report_sections is not None:
+            blocks += cls.report_sections(data)
     return [b for b in blocks if b is not None]
 
 
@@ -87,10 +87,6 @@ def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRES
           cases_path: str | None = None, runs_dir: str = "reports/out", prices: dict | None = None) -> Built:
     """Build and write the report of RUN (a run directory, a store path, or a run id under ``runs_dir``);
     ``prices`` (``harness.judge.accounting.prices_from_args``) replaces the price table the run recorded."""
-    from harness.core.redact import register_judge_key, scrub
-    from reports.render import html
-    from reports.render import markdown
-    from reports.model.data import load_run
 
     data = load_run(run, runs_dir, cases_path)
     if prices is not None:

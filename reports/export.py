@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from pathlib import Path
+
+from harness.store.runstore import RunStore
 
 TABLES = ("cells", "units", "calls")
 FORMATS = ("jsonl", "parquet", "mlflow")
@@ -22,7 +26,6 @@ EXPERIMENT = "groundedness-harness"
 
 def tables(store_path: str) -> dict:
     """name -> DataFrame for every exported table (JSON text columns parsed back to values)."""
-    from harness.store.runstore import RunStore
 
     store = RunStore.open(store_path)
     try:
@@ -49,12 +52,11 @@ def to_jsonl(store_path: str, dest: str) -> list[str]:
 def to_parquet(store_path: str, dest: str) -> list[str]:
     """Write ``<table>.parquet`` for every table into ``dest`` (JSON columns as JSON text)."""
     try:
-        import pyarrow  # noqa: F401
+        import pyarrow  # noqa: F401, PLC0415 - lazy: optional extra
     except ImportError:
-        from harness.metric.extras import install_line
+        from harness.metric.extras import install_line  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
         raise RuntimeError(f"--format parquet needs pyarrow: {install_line('parquet')}") from None
-    from harness.store.runstore import RunStore
 
     os.makedirs(dest, exist_ok=True)
     store = RunStore.open(store_path)
@@ -108,7 +110,6 @@ def tracking_uri(tracking_dir: str) -> str:
     ``tracking_dir``. MLflow 3 keeps its file store in maintenance mode behind
     ``MLFLOW_ALLOW_FILE_STORE=true``; the local folder sets it for this process (reading the folder
     back with MLflow needs the same variable)."""
-    from pathlib import Path
 
     if os.environ.get("MLFLOW_TRACKING_URI"):
         return os.environ["MLFLOW_TRACKING_URI"]
@@ -119,14 +120,12 @@ def tracking_uri(tracking_dir: str) -> str:
 def to_mlflow(run_dir: str, store_path: str, tracking_dir: str, experiment: str = EXPERIMENT) -> tuple[str, str]:
     """Log the run as one MLflow run; return (tracking URI, MLflow run id)."""
     try:
-        from mlflow.tracking import MlflowClient
+        from mlflow.tracking import MlflowClient  # noqa: PLC0415 - lazy: optional extra
     except ImportError:
-        from harness.metric.extras import install_line
+        from harness.metric.extras import install_line  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
         raise RuntimeError(f"--format mlflow needs MLflow: {install_line('mlflow')}") from None
-    import tempfile
 
-    from harness.store.runstore import RunStore
 
     store = RunStore.open(store_path)
     try:
@@ -142,9 +141,9 @@ def to_mlflow(run_dir: str, store_path: str, tracking_dir: str, experiment: str 
                                   str((spec.get("judge") or {}).get("description"))})
     rid = run.info.run_id
     try:
-        from mlflow.entities import Metric, Param
+        import time  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
-        import time
+        from mlflow.entities import Metric, Param  # noqa: PLC0415 - lazy: optional extra
 
         now = int(time.time() * 1000)
         params = [Param(k, v) for k, v in flat_params(spec).items()]

@@ -118,9 +118,9 @@ def compare(cells, baseline) -> tuple[Counter, list]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from harness.metric import registry
     from harness.cases.load import load_cases
     from harness.judge.faults import FaultInjector, FaultSpec
+    from harness.metric import registry
     from harness.run.runner import RunOptions, run
 
     metrics = registry.resolve(args.metrics)

@@ -46,6 +46,7 @@ def canonical_results(metric: str) -> dict:
     """case id -> ``Scored`` for ``metric`` on every canonical case, reference judge, real gateway
     (computed once per session)."""
     from harness.cases.load import load_cases
+
     from tests.scoring import score_cases
 
     return score_cases(metric, list(load_cases(CANONICAL)))

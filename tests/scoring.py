@@ -4,8 +4,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from harness.judge.gateway import CallRecord, Gateway
 from harness.core.records import Case, CellResult, Ledger
+from harness.judge.gateway import CallRecord, Gateway
 from harness.judge.upstream import ReferenceUpstream, RetryPolicy
 
 
@@ -19,10 +19,10 @@ class Scored:
 def score_cases(metric: str, cases: list[Case], *, run: str = "test", concurrency: int = 4,
                 upstream=None, policy: RetryPolicy | None = None) -> dict[str, Scored]:
     """Score ``cases`` with ``metric`` (reference judge unless ``upstream`` is given)."""
+    from harness.judge.transport import GatewayTransport
     from harness.metric import registry
     from harness.metric.http import Pools
     from harness.run.cellwork import run_cell
-    from harness.judge.transport import GatewayTransport
 
     cls = registry.get(metric)
     up = upstream or ReferenceUpstream({(run, c.id): c for c in cases})

@@ -87,10 +87,11 @@ def ragas(url: str, model: str, cases, metric: str) -> dict:
 
 
 def deepeval(url: str, model: str, cases, penalize: bool) -> dict:
-    from adapters.deepeval import _model  # noqa: F401 - harness env first (telemetry off), as in every run
     from deepeval.metrics import FaithfulnessMetric
     from deepeval.models import OpenAIModel
     from deepeval.test_case import LLMTestCase
+
+    from adapters.deepeval import _model  # noqa: F401 - harness env first (telemetry off), as in every run
 
     async def one(case):
         metric = FaithfulnessMetric(model=OpenAIModel(model=model, base_url=url, api_key=KEY),
@@ -141,6 +142,7 @@ def main(argv: list[str]) -> int:  # pragma: no cover - exercised through the pa
     """``URL MODEL METRIC[,METRIC...]``: stock outcomes on the canonical cases, as one JSON line."""
     import harness  # noqa: F401 - the vendor switches (telemetry off) before any vendor import
     from harness.cases.load import load_cases
+
     from tests.conftest import CANONICAL
 
     url, model, metrics = argv[0], argv[1], argv[2].split(",")

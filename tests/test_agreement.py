@@ -2,17 +2,14 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
 
 import pytest
 
-from tests.conftest import ROOT
-
 from reports.model import agreement_stats as A
-
+from tests.conftest import ROOT
 
 # Ten answers: the first four ungrounded by the humans. Scores: higher = better grounded.
 TRUTH = [True, True, True, True, False, False, False, False, False, False]

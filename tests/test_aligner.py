@@ -1,8 +1,8 @@
 """The answer aligner (harness/core/aligner.py): each step, the score it keeps, and where it is applied."""
-import pytest
-
 from harness.core.aligner import Location, locate, place_units
 from harness.core.records import Annotation, Case, CellResult, Claim, Context, UnitVerdict
+
+import pytest
 
 ANSWER = ("Bake the cookies at 350 F for 8 to 10 minutes. Let them cool on a wire rack. "
           "The Aurora X2 came out in May 2024. Its list price is 149 dollars.")

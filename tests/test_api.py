@@ -7,13 +7,13 @@ import json
 import math
 import os
 
+import harness
+from harness.cases.columns import dialect, to_case_object
+
 import pandas as pd
 import pytest
 
-import harness
-from harness.cases.columns import dialect, to_case_object
 from tests.conftest import CANONICAL
-
 
 N_CASES = sum(1 for line in open(CANONICAL, encoding="utf-8") if line.strip())
 
@@ -130,11 +130,11 @@ def test_unannotated_dataframe_with_a_served_judge(tmp_path):
 
 def test_the_vendors_own_dataset_objects():
     """A Ragas EvaluationDataset and a DeepEval EvaluationDataset of LLMTestCases convert to the same cases."""
+    from harness.api import case_set
+
     from deepeval.dataset import EvaluationDataset as DeepEvalDataset
     from deepeval.test_case import LLMTestCase
     from ragas.dataset_schema import EvaluationDataset, SingleTurnSample
-
-    from harness.api import case_set
 
     r = _canonical_rows(1)[0]
     texts = [c["text"] for c in r["contexts"]]

@@ -100,6 +100,7 @@ def test_an_unreadable_case_file(tmp_path, capsys, monkeypatch):
     """A PermissionError reading the file is one line, not a traceback (root reads any file, so the
     open is made to fail the way it does for a normal user)."""
     import harness.cases.load as cases_mod
+
     from harness_cli import main
 
     path = tmp_path / "locked.jsonl"

@@ -13,8 +13,8 @@ import tempfile
 
 import pytest
 
-from tests.synthetic import SCRIPT_A, SCRIPT_Q, canonical_run, write_hostile_cases
 from tests.conftest import ROOT
+from tests.synthetic import SCRIPT_A, SCRIPT_Q, canonical_run, write_hostile_cases
 
 ARTIFACTS = os.path.join(ROOT, "tests", "artifacts")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

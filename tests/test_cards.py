@@ -8,8 +8,8 @@ import re
 import pytest
 
 from reports.cards.generate import generate, write_cards
-from tests.synthetic import canonical_run
 from tests.conftest import ROOT
+from tests.synthetic import canonical_run
 
 CARDS = os.path.join(ROOT, "reports", "cards")
 SECTIONS = ("## Description", "## How to Use", "### Inputs", "### Output Values", "### Values from Popular Papers",

@@ -2,10 +2,11 @@
 cached, storing exactly what a replay running the vendor code stores, without starting a worker."""
 import sqlite3
 
-import pytest
-
 from harness.cases.load import CaseSet
 from harness.run.runner import RunOptions, run
+
+import pytest
+
 from tests.test_workers import _store
 
 METRICS = ["inhouse.span", "trulens.citation", "ragas.faithfulness"]

@@ -5,13 +5,14 @@ import os
 import subprocess
 import sys
 
-import httpx
-import pytest
-
-from harness.judge.accounting import PriceError, Price, parse_prices, prices_from_args, usage_of
+from harness.judge.accounting import Price, PriceError, parse_prices, prices_from_args, usage_of
 from harness.judge.cache import JudgeCache
 from harness.judge.gateway import Gateway
 from harness.judge.upstream import RetryPolicy, UpstreamError
+
+import httpx
+import pytest
+
 from tests.conftest import ROOT
 from tests.judges.fixtures import realistic_judge  # noqa: F401 - fixture
 
@@ -128,9 +129,9 @@ def test_without_prices_the_report_says_how_to_give_them(tmp_path):
 def test_embedding_calls_are_not_the_judges_billed_tokens():
     """The similarity metrics' /v1/embeddings calls (served by the embedded model unless --embed-url)
     count in the cell's totals, not in the judge's billed tokens."""
+    from harness.core.records import Ledger
     from harness.judge.accounting import add_call
     from harness.judge.gateway import CallRecord
-    from harness.core.records import Ledger
     from harness.judge.upstream import Cell
 
     def rec(step):

@@ -22,9 +22,8 @@ if __name__ == "__main__":  # pragma: no cover - recording entry point
 
 import pytest
 
+from tests.contracts.deepeval_case import CASE, FIXTURE, METRICS, STEPS, RecordingUpstream, load_fixture, step_of_body
 from tests.scoring import score_cases
-from tests.contracts.deepeval_case import (CASE, FIXTURE, METRICS, STEPS, RecordingUpstream, load_fixture,
-                                           step_of_body)
 
 
 def observe() -> dict:
@@ -138,10 +137,11 @@ def test_requests_use_deepevals_own_protocol_for_the_model_id(observed):
 @pytest.mark.parametrize("model,kind", [("gpt-4o-2024-08-06", "json_schema"), ("reference-judge", None)])
 def test_deepevals_registry_picks_structured_output_as_in_stock_use(model, kind):
     """The harness's model asks for structured output exactly when DeepEval's own class would."""
+    from harness.metric.protocol import Endpoint
+
     from deepeval.models import OpenAIModel
 
     from adapters.deepeval._model import GatewayModel
-    from harness.metric.protocol import Endpoint
 
     endpoint = Endpoint("http://127.0.0.1:9/cell/r/c/deepeval.faithfulness/v1", model)
     stock = OpenAIModel(model=model, base_url=endpoint.base_url, api_key="x")

@@ -2,12 +2,11 @@
 real gateway and the reference judge (the golden tables are compared in tests/test_golden_tables.py)."""
 from __future__ import annotations
 
-
 import pytest
 
-from tests.scoring import score_cases, score_one
-from tests.goldens import canonical_results
 from tests.contracts.deepeval_case import CASE, RecordingUpstream, step_of_body
+from tests.goldens import canonical_results
+from tests.scoring import score_cases, score_one
 
 METRICS = ("deepeval.faithfulness", "deepeval.faithfulness_penalized")
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 
+from harness.metric.protocol import Endpoint, JudgeRequest, UnrecognisedRequest
+
 import pytest
 
-from harness.metric.protocol import Endpoint, JudgeRequest, UnrecognisedRequest
-from tests.contracts.deepeval_case import CASE, fill, load_fixture
-
 from adapters.deepeval import judge
+from tests.contracts.deepeval_case import CASE, fill, load_fixture
 
 T = {step: v["template"] for step, v in load_fixture()["steps"]["deepeval.faithfulness"].items()
      if not step.startswith("_")}

@@ -7,13 +7,13 @@ import http.server
 import json
 import threading
 
-import httpx
-import pytest
-
 from harness.judge.cache import request_key
 from harness.judge.faults import KINDS, FaultInjector, FaultSpec, FaultyUpstream, corrupt, decide
 from harness.judge.gateway import Gateway
 from harness.judge.upstream import HttpUpstream, ReferenceUpstream, RetryPolicy, UpstreamError
+
+import httpx
+import pytest
 
 JSON_BODY = {"model": "m", "messages": [{"role": "user", "content": "rate it"}], "temperature": 0,
              "response_format": {"type": "json_object"}}
@@ -348,8 +348,9 @@ def test_cli_fault_run_prints_the_spec_and_loses_nothing(tmp_path, capsys):
 
 
 def test_cli_run_where_every_judge_call_fails_exits_1_with_reasons(tmp_path, capsys):
-    from harness_cli import main
     from harness.store.runstore import RunStore
+
+    from harness_cli import main
 
     rc = main(["run", "--metrics", "inhouse.span", "--out", str(tmp_path), "--run-id", "dead", "--no-progress",
                "--faults", "500=1", "--retries", "1"])

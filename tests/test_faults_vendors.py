@@ -16,12 +16,12 @@ Anything else (a different score with no flag) is a fault silently turned into a
 import math
 from collections import Counter
 
-import pytest
-
-from harness.metric import registry
 from harness.judge.faults import KINDS, FaultInjector, FaultSpec
+from harness.metric import registry
 from harness.run.runner import RunOptions, run
 from harness.store.runstore import RunStore
+
+import pytest
 
 JUDGELESS = ("baseline.similarity",)
 """Metrics that send the judge nothing (only embeddings requests)."""

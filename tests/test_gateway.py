@@ -1,13 +1,12 @@
 """The judge gateway: attribution, ledger, cache keys, record/replay, retries, loopback."""
 import asyncio
-import json
-
-import httpx
-import pytest
 
 from harness.judge.cache import JudgeCache, request_key
 from harness.judge.gateway import Gateway
 from harness.judge.upstream import Cell, RetryPolicy, UpstreamError
+
+import httpx
+import pytest
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
 

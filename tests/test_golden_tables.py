@@ -1,9 +1,10 @@
 """Every registered metric has a golden table next to its adapter; each table covers exactly the
 canonical cases with one hand-derived line of reasoning, and the metric reproduces it through a real
 gateway and the reference judge. A metric registered without a golden table fails here."""
+from harness.metric import registry
+
 import pytest
 
-from harness.metric import registry
 from tests.goldens import NON_SCORES, canonical_results, golden, mismatch
 
 METRICS = registry.names()

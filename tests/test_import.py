@@ -4,9 +4,10 @@ import csv
 import json
 import os
 
+from harness.cases.load import CaseFileError, load_cases, parse_case
+
 import pytest
 
-from harness.cases.load import CaseFileError, load_cases, parse_case
 from harness_cli import main
 
 RAGAS_ROWS = [

@@ -71,9 +71,9 @@ def test_ragtruth_passages_labels_and_offsets():
 
 
 def test_span_cases_give_sentence_claims_to_the_reference_judge(tmp_path):
-    from harness.cases.load import load_cases
     from harness.cases.importers.labelled import write
     from harness.cases.importers.ragtruth import import_files
+    from harness.cases.load import load_cases
 
     path = tmp_path / "rt.jsonl"
     write(import_files(RT).cases, str(path))

@@ -1,10 +1,11 @@
 """inhouse.span on every canonical case (its golden table is compared in tests/test_golden_tables.py)."""
 import json
 
+from harness.core.records import Annotation, Case, Claim, Context, Evidence
+from harness.metric.protocol import JudgeRequest
+
 import pytest
 
-from harness.metric.protocol import JudgeRequest
-from harness.core.records import Case, Context, Annotation, Claim, Evidence
 from tests.goldens import canonical_results
 
 
@@ -98,9 +99,10 @@ def test_unreadable_verdicts_are_errors_not_unsupported(reply, message):
 
 
 def test_reference_handler_refuses_unknown_claims():
+    from harness.metric.protocol import UnrecognisedRequest
+
     from adapters.inhouse.judge import reply
     from adapters.inhouse.span import VERDICTS_SCHEMA, verify_messages
-    from harness.metric.protocol import UnrecognisedRequest
 
     body = {"messages": verify_messages(CASE, ["The oven explodes."]),
             "response_format": {"type": "json_schema", "json_schema": VERDICTS_SCHEMA}}

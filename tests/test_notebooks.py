@@ -8,8 +8,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tests.synthetic import canonical_run
 from tests.conftest import ROOT
+from tests.synthetic import canonical_run
 
 NOTEBOOKS = ("reproduce_discrepancy.ipynb", "choose_a_metric.ipynb", "trust_each_metric.ipynb")
 

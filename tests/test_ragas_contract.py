@@ -93,12 +93,11 @@ def contract_case():
 
 def hooks_contract() -> dict:
     """The vendor internals the adapters observe or rebind (see adapters/ragas/_llm.py)."""
+    import instructor
     import ragas
     import ragas._analytics as analytics
-    from ragas.metrics.collections import Faithfulness, ResponseGroundedness
-
-    import instructor
     from instructor.providers.openai.utils import reask_md_json
+    from ragas.metrics.collections import Faithfulness, ResponseGroundedness
 
     from adapters.ragas.judge import REASK
 

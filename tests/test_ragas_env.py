@@ -9,7 +9,6 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-
 from harness.core.records import Annotation, Case, Claim, Context, Evidence
 from harness.judge.reference import completion
 
@@ -54,8 +53,9 @@ def user_text(body) -> str:
 
 
 def run(metric, case, script=lambda body: None, attempts=1):
-    from tests.scoring import score_one
     from harness.judge.upstream import RetryPolicy
+
+    from tests.scoring import score_one
 
     policy = RetryPolicy(max_attempts=attempts, base_delay_s=0.0)
     return score_one(metric, case, upstream=Scripted(case, script), policy=policy)

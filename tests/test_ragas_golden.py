@@ -3,7 +3,6 @@
 the judge calls each case costs according to the ledgers."""
 from __future__ import annotations
 
-
 import pytest
 
 from tests.goldens import canonical_results

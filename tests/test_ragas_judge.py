@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-import pytest
-
 from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+
+import pytest
 
 F, RG = "ragas.faithfulness", "ragas.response_groundedness"
 

@@ -9,9 +9,10 @@ import sys
 import tempfile
 import time
 
+from harness.run.runner import RunOptions, run
+
 import pytest
 
-from harness.run.runner import RunOptions, run
 from tests.test_workers import _store
 
 RAY = os.path.join(os.path.dirname(sys.executable), "ray")

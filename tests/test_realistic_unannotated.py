@@ -14,10 +14,11 @@ import json
 import os
 import re
 
-import pytest
-
 from harness.cases.load import case_to_json, load_cases
 from harness.core.spans import overlaps
+
+import pytest
+
 from tests.conftest import CANONICAL
 from tests.judges import text as T
 from tests.judges.fixtures import realistic_judge  # noqa: F401 - fixture
@@ -145,8 +146,9 @@ def _quote_kind(q: dict, unit_text: str) -> str:
 
 
 def test_near_miss_quotes_no_longer_fail_and_invented_ones_still_do(store_units, canonical_cases):
-    from adapters.inhouse.quotes import locate_quote
     from harness.core.aligner import fold
+
+    from adapters.inhouse.quotes import locate_quote
 
     units, _ = store_units
     counts = {"exact": 0, "near-miss located": 0, "near-miss failed": 0, "invented located": 0, "invented failed": 0}

@@ -1,10 +1,10 @@
 """The reference judge's label table (each metric's ``label_reading``, as DESIGN.md states it), on
 every label, the vendors' rubric helpers, and the shared annotation views."""
-import pytest
-
+from harness.core.records import Annotation, Case, Claim, Context, HallucinationSpan
 from harness.judge import reference as ref
 from harness.metric import registry
-from harness.core.records import Annotation, Case, Claim, Context, HallucinationSpan
+
+import pytest
 
 
 def _reading(metric):

@@ -29,7 +29,7 @@ def test_metrics_command_imports_no_vendor_package():
 
 
 def test_discovering_adapters_imports_no_vendor_package():
-    loaded = _modules_after("from harness import registry\nregistry.discover()")
+    loaded = _modules_after("from harness.metric import registry\nregistry.discover()")
     assert not loaded & {"ragas", "deepeval", "trulens", "openai", "langchain_core", "instructor", "nltk"}
 
 

@@ -3,12 +3,12 @@ judge answered; a run is locked while it runs; usage is optional; each cell has 
 import json
 import math
 
-import pytest
-
 from harness.cases.load import CaseSet
 from harness.judge.faults import FaultInjector, FaultSpec
 from harness.run.runner import RunOptions, run
 from harness.store.runstore import RunStore
+
+import pytest
 
 
 def _cells(path):
@@ -92,11 +92,11 @@ class _Named:
 
 
 def test_a_cache_recorded_from_one_judge_never_answers_for_another(tmp_path):
-    import httpx
-
     from harness.judge.cache import JudgeCache
     from harness.judge.gateway import Gateway
     from harness.judge.upstream import HttpUpstream
+
+    import httpx
 
     body = {"model": "same-model", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
     cache = JudgeCache(str(tmp_path / "c.sqlite"))
@@ -123,8 +123,9 @@ def test_a_cache_recorded_from_one_judge_never_answers_for_another(tmp_path):
 def test_a_second_process_on_the_same_run_is_refused(tmp_path, capsys):
     import os
 
-    from harness_cli import main
     from harness.run.rundir import RunLock
+
+    from harness_cli import main
     from tests.conftest import ROOT
 
     valid = os.path.join(ROOT, "tests", "bad_input", "valid.jsonl")
@@ -209,7 +210,6 @@ def usage_cases(canonical):
 
 @pytest.fixture(scope="module")
 def usage_baseline(usage_cases, tmp_path_factory):
-    from harness.metric import registry
 
     out = run(RunOptions(cases=usage_cases, metrics=_chat_metrics(), out_dir=str(tmp_path_factory.mktemp("u")),
                          run_id="base", progress=False))
@@ -217,7 +217,6 @@ def usage_baseline(usage_cases, tmp_path_factory):
 
 
 def _usage_run(mode, cases, tmp_path):
-    from harness.metric import registry
 
     wrappers = []
 
@@ -277,6 +276,7 @@ def test_ctrl_c_ends_the_run_at_once_with_only_the_resume_message(when, tmp_path
     import time
 
     from harness.run.interrupt import MESSAGE
+
     from tests.conftest import ROOT
 
     out = tmp_path / "out"
@@ -356,6 +356,7 @@ def test_a_hung_judge_costs_each_cell_its_budget_not_hours(canonical, tmp_path):
 
 def test_the_cell_budget_is_on_by_default_and_in_help():
     from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S
+
     from harness_cli import build_parser
 
     assert RunOptions(cases=None, metrics=[]).cell_timeout_s == DEFAULT_CELL_TIMEOUT_S == 300
@@ -436,6 +437,7 @@ def test_a_full_disk_is_one_line_and_the_run_resumes(limit, tmp_path):
     assert again.returncode == 0, again.stderr[-3000:]
     cells = _cells(str(tmp_path / "full" / "store.sqlite"))
     from harness.cases.load import load_cases
+
     from tests.conftest import CANONICAL
 
     assert len(cells) == 2 * len(load_cases(CANONICAL))

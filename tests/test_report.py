@@ -6,12 +6,12 @@ import json
 import os
 import re
 
+from harness.cases.load import load_cases
+
 import pytest
 
-from harness.cases.load import load_cases
+from tests.conftest import CANONICAL
 from tests.synthetic import SCRIPT_A, SCRIPT_Q, synthetic_run, write_hostile_cases
-from tests.conftest import ROOT, CANONICAL
-
 
 
 @pytest.fixture(scope="module")

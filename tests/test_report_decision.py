@@ -83,6 +83,7 @@ def test_a_run_without_the_probe_cases_reads_the_cards(tmp_path):
     import json
 
     import harness
+
     from reports.build import compute
     from reports.model.data import load_run
     from reports.model.decision import card_facts, facts, needs, sources

@@ -2,9 +2,10 @@
 one table row per situation, each with the kind it must name, plus the alignment they read."""
 from __future__ import annotations
 
+from harness.core.records import Annotation, Case, Claim, Context
+
 import pytest
 
-from harness.core.records import Annotation, Case, Claim, Context
 from reports.model.alignment import Mark, Row, Unit, align
 from reports.model.reasons import KINDS, case_reason, credit, explain_case, explain_row, row_disagrees
 

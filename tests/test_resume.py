@@ -1,9 +1,10 @@
 """A rerun with the same run id keeps finished cells and recomputes the rest."""
-import pytest
-
 from harness.cases.load import CaseSet
 from harness.run.runner import RunOptions, run
 from harness.store.runstore import RunStore
+
+import pytest
+
 from tests.upstreams import FailFor
 
 
@@ -97,6 +98,7 @@ def test_report_data_survives_a_deleted_case_file(canonical, tmp_path):
     import json as _json
 
     from harness.cases.load import case_to_json, load_cases
+
     from reports.model.data import load_run
 
     path = tmp_path / "few.jsonl"
@@ -130,8 +132,8 @@ def test_the_spec_records_injected_faults(canonical, tmp_path):
 
 
 def test_client_timeout_covers_every_attempt_and_wait():
-    from harness.run.runner import client_timeout
     from harness.judge.upstream import RetryPolicy
+    from harness.run.runner import client_timeout
 
     opts = RunOptions(cases=None, metrics=[], retry_attempts=4, call_timeout_s=120)
     assert client_timeout(opts) == 4 * 120 + 3 * RetryPolicy().max_delay_s + 30

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+import harness
+
 import pandas as pd
 import pytest
 
-import harness
 from harness_cli import main
 from tests.conftest import CANONICAL
 
@@ -84,9 +85,10 @@ def test_compare_two_runs(runs, tmp_path, capsys):
 
 def test_compare_names_a_judge_change_and_status_changes(tmp_path, canonical):
     from harness.store.runstore import RunStore
+
     from reports.model.compare import compare
-    from reports.render.compare import markdown
     from reports.model.data import load_run
+    from reports.render.compare import markdown
     from tests.synthetic import synthetic_run
 
     synthetic_run(str(tmp_path / "x"), canonical, run_id="x")
@@ -155,8 +157,8 @@ def test_compare_two_judges(runs, tmp_path):
     """The reference judge against the realistic test judge, same cases and metrics: the page names the
     judge change and pairs every case both scored."""
     from reports.model.compare import compare
-    from reports.render.compare import write
     from reports.model.data import load_run
+    from reports.render.compare import write
     from tests.judges.realistic import MODEL, serve
 
     out, a, _ = runs

@@ -4,10 +4,10 @@ import asyncio
 import os
 import threading
 
-import pytest
-
 from harness.core.records import CellResult, Ledger, UnitVerdict
 from harness.store.runstore import RunStore, StoreWriteError
+
+import pytest
 
 
 def _cell(store, case_id, score=1.0, units=1):

@@ -16,9 +16,10 @@ import subprocess
 import sys
 import threading
 
+from harness.judge.gateway import Gateway
+
 import pytest
 
-from harness.judge.gateway import Gateway
 from tests.conftest import CANONICAL
 
 KEY_ENV = "HARNESS_TEST_CANARY_KEY"
@@ -185,8 +186,8 @@ class Hostile:
 
 def test_no_judge_reply_is_executed_by_any_metric(canonical, tmp_path):
     """Every metric, every reply hostile (TruLens's trivial filter eval()s its reply unless shimmed)."""
-    from harness.metric import registry
     from harness.cases.load import CaseSet
+    from harness.metric import registry
     from harness.run.runner import RunOptions, run
     from harness.store.runstore import RunStore
 
@@ -214,8 +215,9 @@ def test_trulens_trivial_filter_reply_is_not_executed(canonical, tmp_path):
 
     if "trulens.groundedness" not in registry.names():
         pytest.skip("no trulens.* metric registered")
-    from tests.scoring import score_one
     from harness.judge.upstream import ReferenceUpstream
+
+    from tests.scoring import score_one
 
     marker = tmp_path / "pwned-trivial"
     case = canonical.by_id("cookie-yield")

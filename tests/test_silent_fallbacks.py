@@ -3,22 +3,22 @@ score, the cell keeps the vendor's score, is flagged ``vendor_fallback`` (plus t
 says so in its reason, and the report counts such cells per metric."""
 from __future__ import annotations
 
+from harness.judge.reference import completion
+from harness.judge.upstream import ReferenceUpstream
+from harness.run.runner import RunOptions, run
+
 import pytest
 
-from harness.judge.reference import completion
-from harness.run.runner import RunOptions, run
-from tests.scoring import score_one
-from harness.judge.upstream import ReferenceUpstream
-
 from adapters.trulens.judge import ABSTENTION, GROUNDEDNESS
+from tests.scoring import score_one
 
 RG_JUDGE2 = "As a specialist in assessing the strength of connections"
 
 
 def _declared(metric: str, flags) -> bool:
     """Every flag the cell raised is in the vocabulary (the metric's own or the shared ones)."""
-    from harness.metric import registry
     from harness.core import vocab
+    from harness.metric import registry
 
     known = {f.key for f in getattr(registry.get(metric), "flags", ())} | set(vocab.FLAGS)
     return set(flags) <= known
@@ -93,6 +93,7 @@ def test_no_fallback_no_flag(cases):
 
 def test_the_report_counts_fallback_cells_per_metric(cases, tmp_path):
     from harness.cases.load import CaseSet
+
     from reports.model.data import load_run
     from reports.model.stats import summarise
 

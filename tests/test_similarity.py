@@ -12,7 +12,6 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
-
 from tests.scoring import score_cases
 
 METRICS = ("baseline.similarity", "cascade.similarity_span")
@@ -26,9 +25,9 @@ def results(canonical):
 # --- the embedded model ------------------------------------------------------------------------
 
 def test_minilm_vectors_are_unit_384_and_deterministic():
-    import numpy as np
-
     from harness.judge.minilm import DIMENSION, MiniLM
+
+    import numpy as np
 
     a, b = MiniLM(), MiniLM()
     va = np.array(a.embed(["Refunds are accepted for 30 days.", "The pool opens at 8 am."]))
@@ -39,9 +38,9 @@ def test_minilm_vectors_are_unit_384_and_deterministic():
 
 
 def test_minilm_ranks_a_paraphrase_above_an_unrelated_sentence():
-    import numpy as np
-
     from harness.judge.minilm import shared
+
+    import numpy as np
 
     ctx, para, other = np.array(shared().embed([
         "Refund requests are accepted up to 30 days after purchase.",
@@ -132,11 +131,11 @@ def test_a_real_embedding_endpoint_gets_the_configured_model_and_the_key(monkeyp
     """Point the route at another OpenAI-compatible server (a second gateway standing in for Ollama/OpenAI):
     the configured model id goes upstream, the key goes in the Authorization header only, and the
     vectors come back through the cell's ledger."""
-    from aiohttp import web
-
     from harness.judge.embeddings import HttpEmbeddings
     from harness.judge.gateway import Gateway
     from harness.judge.upstream import ReferenceUpstream
+
+    from aiohttp import web
 
     seen = []
 
@@ -201,8 +200,9 @@ def test_baseline_makes_one_embeddings_call_and_no_chat_call(results):
 
 
 def test_inhouse_handler_reads_a_whole_sentence_from_its_claims(canonical):
-    from adapters.inhouse.judge import _sentence_verdict
     from harness.metric.protocol import JudgeRequest
+
+    from adapters.inhouse.judge import _sentence_verdict
 
     def verdict(case_id, sentence):
         return _sentence_verdict(JudgeRequest("cascade.similarity_span", canonical.by_id(case_id), {}), 1, sentence)
@@ -230,8 +230,8 @@ def test_threshold_changes_the_verdicts(canonical):
     expected = sum(s >= cut for s in sims) / len(sims)
     assert expected != hi.score
     from harness.judge.gateway import Gateway
-    from harness.metric.protocol import Endpoint
     from harness.judge.upstream import ReferenceUpstream
+    from harness.metric.protocol import Endpoint
 
     gw = Gateway(ReferenceUpstream()).start()
     try:
@@ -280,7 +280,7 @@ def test_default_similarity_metrics_run_with_no_network(tmp_path):
 
 def test_cascade_costs_beside_the_full_scorer_on_the_canonical_run():
     """What the cascade section and card state, on the canonical reference run (embedded MiniLM, 0.80)."""
-    from reports.model.cascade import summarise
+    from adapters.cascade.report import summarise
     from reports.model.data import load_run
     from tests.synthetic import canonical_run
 

@@ -17,10 +17,11 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from harness.run.runner import JudgeConfig, RunOptions, run
 from harness.store.runstore import RunStore
+
+import pytest
+
 from tests import stock_usage
 from tests.judges.fixtures import realistic_judge  # noqa: F401 - fixture
 from tests.judges.realistic import MODEL

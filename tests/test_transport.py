@@ -4,13 +4,13 @@ import asyncio
 import socket
 import threading
 
-import httpx
-import openai
-import pytest
-
 from harness.judge.gateway import Gateway
 from harness.judge.transport import GatewayTransport, route_of
 from harness.judge.upstream import Cell
+
+import httpx
+import openai
+import pytest
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
 

@@ -10,12 +10,13 @@ import difflib
 import json
 from pathlib import Path
 
+from harness.cases.load import load_cases
+from harness.judge.upstream import ReferenceUpstream
+
 import pytest
 
-from harness.cases.load import load_cases
+from tests.conftest import CANONICAL, ROOT
 from tests.scoring import score_one
-from harness.judge.upstream import ReferenceUpstream
-from tests.conftest import ROOT, CANONICAL
 
 FIXTURE = json.loads((Path(ROOT) / "tests" / "contracts" / "trulens.json").read_text())
 REGEN = ".venv/bin/python -m adapters.trulens._contract > tests/contracts/trulens.json"

@@ -3,9 +3,10 @@
 (from the ledgers) and the per-sentence units."""
 from __future__ import annotations
 
+from harness.cases.load import load_cases
+
 import pytest
 
-from harness.cases.load import load_cases
 from tests.conftest import CANONICAL
 from tests.goldens import canonical_results
 

@@ -9,10 +9,10 @@ import ast
 import json
 from pathlib import Path
 
-import pytest
-
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 from harness.core.records import Annotation, Case, Claim, Context, Evidence
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+
+import pytest
 
 from adapters.trulens import judge
 from adapters.trulens.common import join_source

@@ -18,9 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 
+from harness.cases.load import load_cases
+
 import pytest
 
-from harness.cases.load import load_cases
 from tests.conftest import CANONICAL
 
 PARAMS_SHA256 = "f2260b33cc8cc6d40528bf3992e07768ad6837dec676dde60dfccc6dcd9f9fa7"

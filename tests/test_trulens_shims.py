@@ -2,18 +2,17 @@
 from __future__ import annotations
 
 import builtins
-from pathlib import Path
-
-import pytest
 
 from harness.cases.load import load_cases
 from harness.judge.reference import completion
-from tests.scoring import score_one
 from harness.judge.upstream import ReferenceUpstream
+
+import pytest
 
 from adapters.trulens.common import load_vendor
 from adapters.trulens.judge import GROUNDEDNESS, TRIVIAL
 from tests.conftest import CANONICAL
+from tests.scoring import score_one
 
 CASES = load_cases(CANONICAL)
 

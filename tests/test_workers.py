@@ -4,12 +4,13 @@ import glob
 import json
 import sqlite3
 
-import pytest
-
 from harness.cases.load import CaseSet
+from harness.metric.vendor_env import FORCED
 from harness.run.runner import RunOptions, run
 from harness.store.runstore import RunStore
-from harness.metric.vendor_env import FORCED
+
+import pytest
+
 from tests.upstreams import Probe
 
 VENDOR_MODULES = ("ragas", "deepeval", "trulens.core")
@@ -78,11 +79,11 @@ def test_record_then_replay_with_workers_the_runner_writes_the_cache(canonical, 
 def test_cells_are_streamed_not_listed(canonical):
     """The runner hands cells out as workers free up: at no time are more than the queue's bound plus
     the cells in flight taken from the iterator."""
+    import dataclasses
+
     from harness.run.cellwork import CellTask
     from harness.run.runner import JudgeConfig, RunOptions, _worker_spec
     from harness.run.workers import run_in_processes
-
-    import dataclasses
 
     base = canonical.cases[0]
     opts = RunOptions(cases=canonical, metrics=["inhouse.span"], judge=JudgeConfig(), concurrency=2)

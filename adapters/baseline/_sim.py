@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from harness.core.spans import sentence_spans
+from harness.metric.protocol import RunOption
 
 DEFAULT_THRESHOLD = 0.80
 """The seeds' threshold: a sentence is grounded when its best similarity is at least this."""
@@ -101,7 +102,11 @@ class SimilarityThreshold:
     in_divergence = False
     """A cheap stand-in for a judged metric: shown in the matrix and in its own report sections (agreement,
     cascade), left out of the divergence spread, which compares the judged definitions."""
-    run_options = {"threshold": "similarity_threshold"}
+    run_options = (RunOption("--similarity-threshold", "threshold", float, DEFAULT_THRESHOLD,
+                             f"a sentence is grounded when its best cosine similarity reaches T (default "
+                             f"{DEFAULT_THRESHOLD:.2f}); baseline.similarity and cascade.similarity_span",
+                             metavar="T", check=lambda t: check_threshold(t), label="similarity threshold"),)
+    uses_judge = False
 
     def __init__(self, threshold: float = DEFAULT_THRESHOLD):
         self.threshold = check_threshold(threshold)

@@ -16,9 +16,10 @@ verdicts are the model's, not the labels'.
 """
 from __future__ import annotations
 
-from adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
-from harness.metric.protocol import Endpoint, JudgeRequest, register
 from harness.core.records import Case, CellResult, UnitVerdict
+from harness.metric.protocol import Endpoint, JudgeRequest, register
+
+from adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
 
 CARD_NOTES = """
 The embeddings request goes to the gateway's `/v1/embeddings` route; the run's embedding model is named

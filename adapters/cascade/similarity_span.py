@@ -20,9 +20,10 @@ come from the configured embedding model, not from the labels.
 """
 from __future__ import annotations
 
-from adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
-from harness.metric.protocol import Endpoint, JudgeRequest, register
 from harness.core.records import Case, CellResult, UnitVerdict
+from harness.metric.protocol import Endpoint, JudgeRequest, register
+
+from adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
 
 CARD_NOTES = """
 Judge calls per answer: one embeddings request, plus one verify call only when the similarity check
@@ -72,6 +73,7 @@ class CascadeSimilaritySpan(SimilarityThreshold):
     shims = ()
     flags = ()
     label_reading = None
+    uses_judge = True   # the verifier is a judge (the similarity check before it is not)
     judge = "adapters.cascade.judge:cascade_reply"
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
@@ -96,6 +98,20 @@ class CascadeSimilaritySpan(SimilarityThreshold):
         return CellResult.scored(grounded / n, units, detail={
             **detail, "threshold": self.threshold, "sentences": n, "approved": n - len(flagged),
             "verified": len(flagged), "grounded": grounded, "work_saved": (n - len(flagged)) / n})
+
+    @staticmethod
+    def report_sections(data) -> list:
+        """The "Similarity cascade" section: what the shortcut saves and what it lets through."""
+        from adapters.cascade import report  # reports/ is loaded only when a report is built
+
+        return report.sections(data)
+
+    @staticmethod
+    def card_sections(data, card: str) -> list[str]:
+        """The cascade's costs, on its own card and on the similarity baseline's (its filter)."""
+        from adapters.cascade import report
+
+        return report.card_sections(data, card)
 
     @staticmethod
     def reference_reply(req: JudgeRequest) -> str:

@@ -29,15 +29,17 @@ the requests.
 """
 from __future__ import annotations
 
-# harness first: importing it forces the vendor switches (telemetry off, no dotenv) before deepeval
-from harness.metric.protocol import Endpoint
 from harness.core.records import CellResult
 
-from adapters.deepeval._usage import UsageOptional
+# harness first: importing it forces the vendor switches (telemetry off, no dotenv) before deepeval
+from harness.metric.protocol import Endpoint
+
 from deepeval.metrics import FaithfulnessMetric
 from deepeval.models import OpenAIModel
 from deepeval.models.utils import EvaluationCost
 from deepeval.test_case import LLMTestCase
+
+from adapters.deepeval._usage import UsageOptional
 
 
 class GatewayModel(OpenAIModel):

@@ -24,9 +24,11 @@ in ``_model``. No DeepEval code is patched.
 """
 from __future__ import annotations
 
-from harness.metric.protocol import Endpoint, LabelReading, register
-from harness.core.vocab import FLAGS, Flag
 from harness.core.records import Case, CellResult, UnitVerdict
+from harness.core.vocab import FLAGS, Flag
+from harness.metric.protocol import Endpoint, LabelReading, UnitCredit, register
+
+from adapters.deepeval._usage import SHIM as USAGE_SHIM
 
 CARD_NOTES = """\
 Deviations from stock use (everything else is DeepEval's own code, unpatched; the stock-parity test
@@ -52,8 +54,6 @@ pointed straight at the realistic test judge and gets the same scores):
   scores, and the ledger marks the call as carrying no usage. Issue 13: usage is optional.
 """
 
-from adapters.deepeval._usage import SHIM as USAGE_SHIM
-
 NORMALISED = {
     False: {"yes": "supported", "no": "unsupported", "borderline": "ambiguous"},
     True: {"yes": "supported", "no": "unsupported", "borderline": "unsupported"},
@@ -69,6 +69,7 @@ class DeepEvalFaithfulnessBase:
     higher_is_better = True
     vendor = "deepeval"
     vendor_package = "deepeval"
+    vendor_packages = ("deepeval", "openai")
     extra = "deepeval"
     requires = ("deepeval",)
     unit = "claim"
@@ -153,6 +154,7 @@ class DeepEvalFaithfulness(DeepEvalFaithfulnessBase):
                   "passages and claims from the answer, then gives each claim a verdict yes, no or borderline; "
                   "the score is (yes + borderline) / verdicts, so a borderline claim passes.")
     penalize = False
+    unit_credit = UnitCredit(ambiguous=1.0)   # (yes + borderline) / verdicts: a borderline claim counts as faithful
 
 
 @register

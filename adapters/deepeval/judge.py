@@ -28,9 +28,9 @@ import ast
 import json
 import re
 
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 from harness.core.records import Case, Claim
 from harness.core.spans import sentence_spans
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 
 from adapters.deepeval.faithfulness import DeepEvalFaithfulnessBase
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 from harness.core.spans import find_verbatim
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 
 from adapters.inhouse.span import CLAIMS_MARKER, InhouseSpan
 

@@ -22,8 +22,8 @@ import json
 import re
 from importlib import resources
 
-from harness.metric.protocol import Endpoint, LabelReading, UnrecognisedRequest, register
 from harness.core.records import Case, CellResult, Quote, UnitVerdict
+from harness.metric.protocol import Endpoint, LabelReading, UnrecognisedRequest, register
 
 PROMPT_VERSION = "v1"
 VERDICTS = ("supported", "contradicted", "not_found")

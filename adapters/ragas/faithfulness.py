@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import math
 
-from harness.metric.protocol import Endpoint, LabelReading, register
-from harness.core.vocab import FLAGS, Flag
 from harness.core.records import Case, CellResult, UnitVerdict
+from harness.core.vocab import FLAGS, Flag
+from harness.metric.protocol import Endpoint, LabelReading, register
 
 from adapters.ragas.common import DEVIATIONS, SHIMS
 
@@ -43,6 +43,7 @@ class RagasFaithfulness:
     higher_is_better = True
     vendor = "ragas"
     vendor_package = "ragas"
+    vendor_packages = ("ragas", "langchain-core", "langchain-openai", "langchain-community", "instructor", "openai")
     extra = "ragas"
     requires = ("ragas",)
     card_notes = DEVIATIONS

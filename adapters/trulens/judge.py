@@ -44,9 +44,9 @@ import json
 import math
 import re
 
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 from harness.core.records import Case, Claim
 from harness.core.spans import overlaps
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 
 from adapters.trulens.common import LABEL_READING, join_source
 

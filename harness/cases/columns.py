@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from harness.cases import importers
+
 COLUMNS = {
     "ragas": ("user_input", "retrieved_contexts", "response", "reference"),
     "deepeval": ("input", "actual_output", "retrieval_context", "expected_output"),
@@ -62,7 +64,6 @@ def to_case_object(row: dict, position: int, names: str | None = None) -> dict:
     ...                 "tags": ["t"]}, 4)["tags"]
     ['t']
     """
-    from harness.cases import importers
 
     row = {k: _plain(v) for k, v in row.items()}
     names = names or dialect(row)

@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import weakref
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from harness.core.records import LABELS, Annotation, Case, Claim, Context, Evidence, HallucinationSpan
@@ -72,7 +72,6 @@ def case_digest(case: Case) -> str:
     """A digest of everything a metric can read from the case (the annotation included, because the
     reference judge answers from it). Remembered per case object: the runner, the store and the
     reference judge's cache scope all ask, and a digest costs ~0.1 ms."""
-    from dataclasses import asdict
 
     hit = _DIGESTS.get(id(case))
     if hit is not None and hit[0]() is case:

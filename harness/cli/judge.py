@@ -1,6 +1,8 @@
 """``harness judge serve``: the reference judge as a standalone OpenAI-compatible server."""
 from __future__ import annotations
 
+import errno
+
 from harness.cli.run import DEFAULT_CASES, _load
 from harness.core.errors import BadInput
 
@@ -27,11 +29,9 @@ def run(args) -> int:
 
 
 def cmd_judge_serve(args) -> int:
-    import errno
 
-    from harness.judge.gateway import serve_reference
-
-    from harness.run.checks import port
+    from harness.judge.gateway import serve_reference  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.run.checks import port  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         port(args.port)

@@ -12,8 +12,8 @@ def add_parser(sub):
 
 def run(args) -> int:
     """One line per metric: name, version, display name and unit."""
-    from harness.metric import registry
-    from harness.metric.extras import missing_vendor
+    from harness.metric import registry  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.metric.extras import missing_vendor  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     for name in registry.names():
         cls = registry.get(name)

@@ -15,6 +15,7 @@ import sys
 
 from harness.cases.defaults import DEFAULT_CASES
 from harness.core.errors import BadInput
+from harness.metric import registry
 
 OPENAI_URL = "https://api.openai.com/v1"
 NAME = "run"
@@ -36,13 +37,12 @@ def add_parser(sub):
                         "none otherwise); the key is never written anywhere")
     j.add_argument("--judge-latency-ms", type=float, default=0.0,
                    help="reference judge only: injected latency per call (benchmarks)")
-    em = r.add_argument_group("embeddings (baseline.similarity, cascade.similarity_span; default: the embedded "
+    em = r.add_argument_group("embeddings (for the metrics that embed text; default: the embedded "
                               "all-MiniLM-L6-v2 int8 ONNX model, offline)")
     em.add_argument("--embed-url", help="OpenAI-compatible base URL serving /embeddings, e.g. http://localhost:11434/v1")
     em.add_argument("--embed-model", help="embedding model id to send with --embed-url")
     em.add_argument("--embed-key-env", metavar="NAME", help="NAME of the env var holding the embedding endpoint's key")
-    em.add_argument("--similarity-threshold", type=float, default=0.80, metavar="T",
-                    help="a sentence is grounded when its best cosine similarity reaches T (default 0.80)")
+    add_metric_options(r)
     r.add_argument("--cache", default="auto", choices=["auto", "live", "record", "replay"],
                    help="judge cache: live (none), record (reuse + store), replay (cache only). "
                         "auto: live for the reference judge, record for a real judge")
@@ -64,7 +64,7 @@ def add_parser(sub):
     r.add_argument("--scores-csv", metavar="PATH", help="also write case_id,metric,score,status to PATH")
     r.add_argument("--retries", type=int, default=3, help="judge retries per call after the first (default 3)")
     r.add_argument("--call-timeout", type=float, default=120.0, help="seconds per judge call attempt (default 120)")
-    from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S
+    from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     r.add_argument("--cell-timeout", type=float, default=DEFAULT_CELL_TIMEOUT_S, metavar="S",
                    help=f"total seconds per cell, every judge call, retry and wait included (default "
@@ -76,7 +76,7 @@ def add_parser(sub):
                         "malformed=0.02,truncated=0.02,schema=0.02[,retry_after=1]; see harness/judge/faults.py")
     r.add_argument("--fault-seed", type=int, metavar="N",
                    help="seed of --faults (default 0): the same seed faults the same calls, so a run replays")
-    from harness.judge.accounting import add_price_options
+    from harness.judge.accounting import add_price_options  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     add_price_options(r)
     return r
@@ -84,15 +84,15 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Dispatch ``harness run`` (Ctrl-C ends it at once with the resume message: ``harness.run.interrupt``)."""
-    from harness.run.interrupt import ExitOnInterrupt
+    from harness.run.interrupt import ExitOnInterrupt  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     with ExitOnInterrupt():
         return cmd_run(args)
 
 
 def _load(path: str):
-    from harness.cases.load import CaseFileError, load_cases
-    from harness.cases.defaults import resolve_cases
+    from harness.cases.defaults import resolve_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.cases.load import CaseFileError, load_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         return load_cases(resolve_cases(path))
@@ -101,13 +101,12 @@ def _load(path: str):
 
 
 def _metrics(spec: str) -> list[str]:
-    from harness.metric import registry
 
     try:
         names = registry.resolve(spec)
     except registry.UnknownMetric as e:
         raise BadInput(str(e)) from None
-    from harness.metric.extras import select
+    from harness.metric.extras import select  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         names, notes = select(spec, names)
@@ -121,7 +120,7 @@ def _metrics(spec: str) -> list[str]:
 
 
 def judge_config(args):
-    from harness.run.runner import JudgeConfig
+    from harness.run.runner import JudgeConfig  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     if args.judge_url is None and args.judge_model is None:
         if args.judge_key_env:
@@ -135,31 +134,64 @@ def judge_config(args):
     key_env = args.judge_key_env or ("OPENAI_API_KEY" if url == OPENAI_URL else None)
     if key_env and not os.environ.get(key_env) and getattr(args, "cache", None) != "replay":   # replay: no key
         raise BadInput(f"environment variable {key_env} is not set (it should hold the judge's key)")
-    from harness.core import redact
+    from harness.core import redact  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     redact.register(os.environ.get(key_env) if key_env else None)
     redact.register_url(url)
     return JudgeConfig(url=url, model=args.judge_model, key_env=key_env)
 
 
-def embed_config(args):
-    """(``EmbedConfig``, metric args) from the embeddings options."""
-    from harness.metric import registry
-    from harness.judge.embeddings import EmbedConfig
+def metric_options() -> dict[str, tuple]:
+    """Every option the registered metrics declare: flag -> (the option, the metrics taking it)."""
+    out: dict[str, tuple] = {}
+    for name in registry.names():
+        for opt in registry.get(name).run_options:
+            first, names = out.get(opt.flag, (opt, ()))
+            out[opt.flag] = (first, names + (name,))
+    return out
 
-    if not -1.0 <= args.similarity_threshold <= 1.0:
-        raise BadInput(f"--similarity-threshold must be between -1 and 1, got {args.similarity_threshold}")
-    args_of = {m: {arg: getattr(args, dest) for arg, dest in registry.get(m).run_options.items()}
-               for m in registry.names() if registry.get(m).run_options}
+
+def add_metric_options(parser) -> None:
+    """The metrics' own options, in a group of their own (discovery imports no vendor package)."""
+    options = metric_options()
+    if not options:
+        return
+    g = parser.add_argument_group("metric options (declared by the metrics named in each help)")
+    for opt, _ in options.values():
+        g.add_argument(opt.flag, type=opt.type, default=opt.default, metavar=opt.metavar, help=opt.help)
+
+
+def metric_args(args) -> tuple[dict[str, dict], list[str]]:
+    """(metric -> constructor keywords, the header's description of each option), exit 2 for a bad value."""
+    args_of: dict[str, dict] = {}
+    said = []
+    for opt, names in metric_options().values():
+        value = getattr(args, opt.dest)
+        if opt.check is not None:
+            try:
+                opt.check(value)
+            except ValueError as e:
+                raise BadInput(f"{opt.flag}: {e}") from None
+        for name in names:
+            args_of.setdefault(name, {})[opt.arg] = value
+        said.append((names, opt.describe(value)))
+    return args_of, said
+
+
+def embed_config(args):
+    """(``EmbedConfig``, metric args, the header's words for them) from the embeddings and metric options."""
+    from harness.judge.embeddings import EmbedConfig  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    args_of, said = metric_args(args)
     if args.embed_url is None:
         if args.embed_model or args.embed_key_env:
             raise BadInput("--embed-model and --embed-key-env need --embed-url")
-        return EmbedConfig(), args_of
+        return EmbedConfig(), args_of, said
     if not args.embed_model:
         raise BadInput("--embed-url needs --embed-model (the embedding model id to send)")
     if args.embed_key_env and not os.environ.get(args.embed_key_env):
         raise BadInput(f"environment variable {args.embed_key_env} is not set (it should hold the embedding key)")
-    return EmbedConfig(args.embed_url, args.embed_model, args.embed_key_env), args_of
+    return EmbedConfig(args.embed_url, args.embed_model, args.embed_key_env), args_of, said
 
 
 def fault_injector(args):
@@ -168,7 +200,7 @@ def fault_injector(args):
         if args.fault_seed is not None:
             raise BadInput("--fault-seed needs --faults")
         return None
-    from harness.judge.faults import FaultInjector, FaultSpec
+    from harness.judge.faults import FaultInjector, FaultSpec  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         spec = FaultSpec.parse(args.faults)
@@ -181,7 +213,7 @@ def workers(args) -> int:
     """``--workers``, default the machine's cores."""
     if args.workers is not None:
         return args.workers
-    from harness.run.workers import default_workers
+    from harness.run.workers import default_workers  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     return default_workers()
 
@@ -207,24 +239,23 @@ def cmd_run(args) -> int:
     cases = _load(args.cases)
     metrics = _metrics(args.metrics)
     judge = judge_config(args)
-    from harness.judge.accounting import PriceError, prices_from_args
+    from harness.judge.accounting import PriceError, prices_from_args  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         prices = prices_from_args(args, judge.model)
     except PriceError as e:
         raise BadInput(str(e)) from None
     if judge.is_reference:
-        from harness.judge.reference import refuse_unannotated
+        from harness.judge.reference import refuse_unannotated  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
         try:
             refuse_unannotated(cases)
         except ValueError as e:
             raise BadInput(str(e)) from None
-    embeddings, metric_args = embed_config(args)
-    from harness.metric import registry
-    from harness.run.runner import RunOptions, run
-    from harness.store.runstore import RunStore
-    from harness.store.table import LEGEND, counts_lines, error_lines, render, write_scores_csv
+    embeddings, metric_args, said = embed_config(args)
+    from harness.run.runner import RunOptions, run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.store.runstore import RunStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.store.table import LEGEND, counts_lines, error_lines, render, write_scores_csv  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     opts = RunOptions(cases=cases, metrics=metrics, judge=judge, cache_mode=args.cache,
                       cache_path=args.cache_path, concurrency=args.concurrency, out_dir=args.out,
@@ -236,10 +267,11 @@ def cmd_run(args) -> int:
                       reuse_cells=not args.recompute)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
     if opts.metric_args:
-        print(f"embeddings: {embeddings.describe()}   similarity threshold: {args.similarity_threshold:.2f}", flush=True)
+        shown = "".join(f"   {words}" for names, words in said if set(names) & set(opts.metric_args))
+        print(f"embeddings: {embeddings.describe()}{shown}", flush=True)
     if faults is not None:
         print(f"faults: {faults.spec.describe()} per attempt (seed {faults.seed})", flush=True)
-    from harness.store.runstore import StoreWriteError
+    from harness.store.runstore import StoreWriteError  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         outcome = run(opts)
@@ -273,7 +305,7 @@ def cmd_run(args) -> int:
 
 def traffic_line(store, model: str, prices: dict | None) -> str:
     """Billed, cached and retried judge traffic of the run, and money at the user's price."""
-    from harness.judge.accounting import parse_prices, traffic_summary
+    from harness.judge.accounting import parse_prices, traffic_summary  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     row = store.rows("SELECT SUM(billed_prompt_tokens), SUM(billed_completion_tokens), "
                      "SUM(cached_prompt_tokens + cached_completion_tokens), SUM(cache_hits), SUM(retries), "
@@ -284,7 +316,7 @@ def traffic_line(store, model: str, prices: dict | None) -> str:
 
 def check_run_args(args) -> None:
     """``harness run``'s options checked before anything runs or is written (ValueError: exit 2)."""
-    from harness.run import checks
+    from harness.run import checks  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     checks.metrics_spec(args.metrics)
     checks.positive_seconds("--call-timeout", args.call_timeout)

@@ -173,7 +173,7 @@ def _word_window(uw: list[str], aw: list[str]) -> tuple[float, int | None, int |
 
 def _char_alignment(uw: list[str], aw: list[str]) -> tuple[float, int | None, int | None]:
     """(score, first word, last word) of rapidfuzz's partial-ratio alignment of the folded texts."""
-    from rapidfuzz import fuzz
+    from rapidfuzz import fuzz  # noqa: PLC0415 - lazy: imported once per worker before its threads start
 
     u, a = " ".join(uw), " ".join(aw)
     r = fuzz.partial_ratio_alignment(u, a)

@@ -10,7 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.core.spans import overlaps, sentence_spans
+from harness.core.aligner import locate_unit
+from harness.core.spans import overlaps, sentence_spans, words
 
 Label = Literal["supported", "inference", "not_found", "contradicted"]
 """A human claim label. ``inference``: follows from the context but no span states it."""
@@ -187,7 +188,6 @@ class Case:
         >>> [c.evidence_text(e) for e in c.span_evidence("Grass looks green.")]
         ['Grass is green.']
         """
-        from harness.core.spans import words
 
         want = set(words(text))
         best, score = None, 0
@@ -221,7 +221,6 @@ class Case:
         """Span of a unit of judgement in the answer, from the answer aligner
         (:func:`harness.core.aligner.locate_unit`: a judged claim with that text gives its annotated span;
         then exact, normalised, fuzzy; None: not located)."""
-        from harness.core.aligner import locate_unit
 
         return locate_unit(self, text).span
 

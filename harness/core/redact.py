@@ -18,12 +18,13 @@ What is removed:
 """
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
 import re
 import threading
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 MASK = "***"
 
@@ -68,8 +69,6 @@ def register_url(url: str | None) -> None:
     except ValueError:
         return
     if parts.password:
-        import base64
-        from urllib.parse import unquote
 
         user, password = unquote(parts.username or ""), unquote(parts.password)
         register(password)

@@ -13,6 +13,8 @@ import asyncio
 import threading
 import time
 
+from harness.judge.upstream import Attempts, UpstreamError
+
 DEFAULT_CELL_TIMEOUT_S = 300.0
 """Default total seconds per cell (every judge call, retry and backoff included)."""
 
@@ -48,7 +50,6 @@ class CellBudgets:
     async def call(self, cell, coro):
         """Await ``coro`` (a :func:`harness.judge.upstream.call_with_retries`) within the cell's budget; when
         the budget runs out first, an ``Attempts`` whose error says so."""
-        from harness.judge.upstream import Attempts, UpstreamError
 
         left = self.remaining(cell)
         if left is None:

@@ -26,6 +26,9 @@ import json
 import sqlite3
 import threading
 import time
+from urllib.parse import urlsplit, urlunsplit
+
+from harness.core.redact import has_secret
 
 MODES = ("live", "record", "replay")
 
@@ -57,7 +60,6 @@ def judge_identity(url: str, model: str) -> str:
     >>> judge_identity("http://127.0.0.1:8001/v1", "m") == judge_identity("http://127.0.0.1:8002/v1", "m")
     False
     """
-    from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
@@ -117,7 +119,6 @@ class JudgeCache:
     def put(self, key: str, body: dict, response: dict) -> bool:
         """Store a response; False (nothing stored) when the request or the reply holds a secret
         (a judge that echoes the Authorization header): such a reply is never cached."""
-        from harness.core.redact import has_secret
 
         req = {k: body[k] for k in ("model", "messages", *OUTPUT_PARAMS) if k in body}
         req_text, resp_text = json.dumps(req, ensure_ascii=False), json.dumps(response, ensure_ascii=False)

@@ -18,10 +18,15 @@ reply without one vector per input is an error of that call, never cached.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
+import struct
+import time
 from dataclasses import dataclass
 
+from harness.judge.minilm import MODEL_ID, MODEL_SHA256, ModelUnavailable, shared
+from harness.judge.reference import approx_tokens
 from harness.judge.upstream import Cell, HttpEndpoint, RetryPolicy, UpstreamError
 
 EMBED_PARAMS = ("dimensions", "encoding_format")
@@ -40,13 +45,11 @@ class EmbedConfig:
 
     def describe(self) -> str:
         if self.url is None:
-            from harness.judge.minilm import MODEL_ID
 
             return f"{MODEL_ID} (embedded, offline)"
         return f"{self.model} at {self.url}" + (f" (key from ${self.key_env})" if self.key_env else " (no key)")
 
     def as_spec(self) -> dict:
-        from harness.judge.minilm import MODEL_ID, MODEL_SHA256
 
         if self.url is None:
             return {"kind": "embedded", "model": MODEL_ID, "sha256": MODEL_SHA256}
@@ -105,15 +108,12 @@ def as_base64(vector: list[float]) -> str:
     >>> as_base64([1.0])
     'AACAPw=='
     """
-    import base64
-    import struct
 
     return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
 
 
 def reply(vectors: list[list[float]], model: str, texts: list[str], encoding: str | None = None) -> dict:
     """An OpenAI ``list`` of embeddings, with usage (tokens counted as characters / 4)."""
-    from harness.judge.reference import approx_tokens
 
     tokens = sum(approx_tokens(t) for t in texts)
     enc = as_base64 if encoding == "base64" else list
@@ -128,7 +128,6 @@ class LocalEmbeddings:
     kind = "embedded"
 
     def __init__(self):
-        from harness.judge.minilm import MODEL_ID, MODEL_SHA256
 
         self.model, self._scope = MODEL_ID, f"embedded|{MODEL_ID}|{MODEL_SHA256[:16]}"
 
@@ -136,7 +135,6 @@ class LocalEmbeddings:
         return self._scope
 
     async def embed(self, cell: Cell, body: dict) -> dict:
-        from harness.judge.minilm import ModelUnavailable, shared
 
         texts = inputs_of(body)
         try:
@@ -194,7 +192,6 @@ async def answer(gw, cell: Cell, body, record_type, error_reply) -> tuple[int, d
     """Serve one (parsed) embeddings request of a cell for the gateway ``gw``: cache, upstream, ledger;
     ``(HTTP status, JSON body)``. The gateway hands in its ledger record type and its error reply
     (``CallRecord``, ``_error``), so this module does not import the gateway."""
-    import time
 
     CallRecord, _error = record_type, error_reply
     started, t0 = time.time(), time.perf_counter()

@@ -29,12 +29,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
+from harness.cases.load import load_cases
+from harness.core.records import Ledger
 from harness.judge.accounting import add_call, usage_of
 from harness.judge.budget import CellBudgets
 from harness.judge.cache import MODES, JudgeCache, is_sampled, request_key
-from harness.core.records import Ledger
+from harness.judge.embeddings import LocalEmbeddings, answer
 from harness.judge.replies import reply_fit
-from harness.judge.upstream import Cell, RetryPolicy, UpstreamError, call_with_retries
+from harness.judge.upstream import Cell, ReferenceUpstream, RetryPolicy, UpstreamError, call_with_retries
 
 
 class ReplayMiss(Exception):
@@ -144,7 +146,7 @@ class Gateway:
         return self
 
     async def _serve(self):
-        from aiohttp import web
+        from aiohttp import web  # noqa: PLC0415 - lazy: aiohttp costs ~0.2 s to import
 
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/cell/{run}/{case}/{metric}/v1/chat/completions", self._handle_cell)
@@ -304,7 +306,6 @@ class Gateway:
 
     async def embeddings_reply(self, cell: Cell, body: bytes | dict) -> tuple[int, dict]:
         """Answer one ``/v1/embeddings`` request of ``cell`` (:mod:`harness.judge.embeddings`): ``(status, body)``."""
-        from harness.judge.embeddings import LocalEmbeddings, answer
 
         if isinstance(body, (bytes, bytearray, str)):
             try:
@@ -390,7 +391,7 @@ def _error(status: int, message: str) -> tuple[int, dict]:
 
 
 def _web(reply: tuple[int, dict]):
-    from aiohttp import web
+    from aiohttp import web  # noqa: PLC0415 - lazy: aiohttp costs ~0.2 s to import
 
     return web.json_response(reply[1], status=reply[0])
 
@@ -401,8 +402,6 @@ def serve_reference(cases_path: str, port: int, latency_ms: float = 0.0) -> None
     Requests are attributed by the ``X-Harness-Cell`` header (``run/case/metric``); any run id is
     accepted, and cases come from ``cases_path``.
     """
-    from harness.cases.load import load_cases
-    from harness.judge.upstream import ReferenceUpstream
 
     cases = load_cases(cases_path)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from urllib.parse import quote
 
 
 class ReadOnlyCache:
@@ -53,6 +54,5 @@ def path_uri(path: str) -> str:
     >>> path_uri("/tmp/a b?.sqlite")
     '/tmp/a%20b%3F.sqlite'
     """
-    from urllib.parse import quote
 
     return quote(os.path.abspath(path))

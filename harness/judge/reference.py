@@ -35,8 +35,9 @@ import math
 import time
 from dataclasses import dataclass
 
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 from harness.core.records import Case
+from harness.metric import registry
+from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 
 REFERENCE_VERSION = "1"
 """Version of the label table above."""
@@ -90,7 +91,6 @@ class ReferenceJudge:
 def handler(metric: str, prompt: str = ""):
     """The reference-judge handler of ``metric``: its class's ``judge`` ("module:function"),
     imported on first use (UnrecognisedRequest for a metric no distribution declares)."""
-    from harness.metric import registry
 
     try:
         cls = registry.get(metric)

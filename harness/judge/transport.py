@@ -32,9 +32,10 @@ import concurrent.futures
 import json
 from urllib.parse import unquote
 
-import httpx
-
+from harness.judge.gateway import HEADER_NEEDED, _error, cell_of_header
 from harness.judge.upstream import Cell
+
+import httpx
 
 ROUTES = {("POST", "chat/completions"): "handle", ("GET", "models"): "models_reply",
           ("POST", "embeddings"): "embeddings_reply"}
@@ -58,7 +59,6 @@ def route_of(raw_path: bytes, header: str | None) -> tuple[Cell | None, str]:
     if len(parts) >= 5 and parts[0] == "cell" and parts[4] == "v1":
         return Cell(*(unquote(p) for p in parts[1:4])), "/".join(parts[5:])
     if parts and parts[0] == "v1":
-        from harness.judge.gateway import cell_of_header
 
         return (cell_of_header(header) if header else None), "/".join(parts[1:])
     return None, path
@@ -69,7 +69,6 @@ def _reply(status: int, payload: dict) -> httpx.Response:
 
 
 def _failed(exc: Exception) -> tuple[int, dict]:
-    from harness.judge.gateway import _error
 
     return _error(500, f"harness gateway failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
 
@@ -116,7 +115,6 @@ class GatewayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
             return 404, {"error": {"message": f"not found: {method} {shown_path}",
                                    "type": "invalid_request_error", "code": 404}}
         if cell is None:
-            from harness.judge.gateway import HEADER_NEEDED, _error
 
             return _error(400, HEADER_NEEDED)
         self._loop()

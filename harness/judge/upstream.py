@@ -21,7 +21,11 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from harness.cases.load import case_digest
 from harness.core import redact
+from harness.judge.cache import judge_identity
+from harness.judge.reference import REFERENCE_VERSION, ReferenceJudge
+from harness.metric import registry
 from harness.metric.protocol import UnrecognisedRequest
 
 
@@ -102,7 +106,6 @@ class ReferenceUpstream:
     kind = "reference"
 
     def __init__(self, cases: dict[tuple[str, str], object] | None = None, latency_ms: float = 0.0):
-        from harness.judge.reference import ReferenceJudge
 
         self.judge = ReferenceJudge(latency_ms=latency_ms)
         self.cases = cases if cases is not None else {}
@@ -110,12 +113,9 @@ class ReferenceUpstream:
         self._digests: dict[tuple[str, str], str] = {}
 
     def scope(self, cell: Cell) -> str:
-        from harness.metric import registry
-        from harness.judge.reference import REFERENCE_VERSION
 
         digest = self._digests.get((cell.run, cell.case))
         if digest is None:   # a memo of the cases in flight (a digest costs ~0.1 ms), not of the whole run
-            from harness.cases.load import case_digest
 
             if len(self._digests) > 4096:
                 self._digests.clear()
@@ -172,7 +172,7 @@ class HttpEndpoint:
         """POST ``body`` to ``<url>/<route>``; the JSON reply, or :class:`UpstreamError` (timeouts,
         connection errors, 429 and 5xx retryable; other statuses not; a 2xx whose body is not JSON as
         ``bad_body_retryable`` says)."""
-        import httpx
+        import httpx  # noqa: PLC0415 - lazy: httpx costs ~0.1 s to import
 
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self._timeout)
@@ -209,7 +209,6 @@ class HttpUpstream(HttpEndpoint):
 
     def scope(self, cell: Cell) -> str:
         """The judge's identity (normalised base URL and model id): part of every cache key."""
-        from harness.judge.cache import judge_identity
 
         return judge_identity(self.url, self.model)
 

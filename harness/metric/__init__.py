@@ -10,8 +10,11 @@ from harness.metric.protocol import (
     JudgeRequest,
     LabelReading,
     Metric,
+    RunOption,
     Shim,
+    UnitCredit,
+    UnrecognisedRequest,
     register,
 )
 
-__all__ = ["Endpoint", "JudgeHTTPError", "JudgeRequest", "LabelReading", "Metric", "Shim", "register"]
+__all__ = ["Endpoint", "JudgeHTTPError", "JudgeRequest", "LabelReading", "Metric", "RunOption", "Shim", "UnitCredit", "UnrecognisedRequest", "register"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from importlib.util import find_spec
 
+from harness.metric import registry
+
 
 def install_line(extra: str) -> str:
     """How to install an extra.
@@ -42,7 +44,6 @@ def missing_vendor(cls) -> str | None:
 
 def available(names) -> tuple[list[str], dict[str, str]]:
     """(the metrics whose vendor is installed, {unavailable metric: why}) from registered names."""
-    from harness.metric import registry
 
     ok, missing = [], {}
     for n in names:

@@ -27,12 +27,12 @@ class Pools:
         return self._transport
 
     def _limits(self):
-        import httpx
+        import httpx  # noqa: PLC0415 - lazy: httpx costs ~0.1 s to import
 
         return httpx.Limits(max_connections=self._max, max_keepalive_connections=self._max)
 
     def async_client(self):
-        import httpx
+        import httpx  # noqa: PLC0415 - lazy: httpx costs ~0.1 s to import
 
         with self._lock:
             if self._async is None:
@@ -41,7 +41,7 @@ class Pools:
             return self._async
 
     def sync_client(self):
-        import httpx
+        import httpx  # noqa: PLC0415 - lazy: httpx costs ~0.1 s to import
 
         with self._lock:
             if self._sync is None:

@@ -10,10 +10,13 @@ level (``tests/test_registry_cli.py`` checks it): vendor code is imported inside
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
-from harness.core.errors import UnrecognisedRequest
+from harness.core.errors import UnrecognisedRequest  # noqa: F401 - re-exported: part of the plug-in contract
 from harness.core.records import LABELS, Case, CellResult  # noqa: F401 - LABELS re-exported
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,7 +53,7 @@ class Endpoint:
     def async_openai(self) -> "openai.AsyncOpenAI":
         """An ``AsyncOpenAI`` on this cell's URL over the run's shared connection pool, SDK retries off
         (the gateway owns retries)."""
-        import openai
+        import openai  # noqa: PLC0415 - lazy: the openai SDK costs ~0.4 s to import
 
         http = self.pool.async_client() if self.pool is not None else None
         return openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0,
@@ -64,7 +67,6 @@ class Endpoint:
         In a run the pool carries the in-process transport into the gateway, and the request dict goes
         to the gateway as it is and its reply dict comes back (no HTTP model, no encoding, no parsing:
         the harness's own cost per judge call); anywhere else it is a plain JSON POST with ``httpx``."""
-        from urllib.parse import urlsplit
 
         transport = getattr(self.pool, "transport", None)
         if hasattr(transport, "post"):
@@ -74,7 +76,7 @@ class Endpoint:
             except TimeoutError:
                 raise JudgeHTTPError(0, f"no answer from the harness gateway in {self.timeout_s:g}s") from None
         else:
-            import httpx
+            import httpx  # noqa: PLC0415 - lazy: httpx costs ~0.1 s to import
 
             client = self.pool.async_client() if self.pool is not None else None
             own = client is None
@@ -101,7 +103,7 @@ class Endpoint:
 
     def openai(self) -> "openai.OpenAI":
         """A sync ``OpenAI`` client on this cell's URL over the shared pool, SDK retries off."""
-        import openai
+        import openai  # noqa: PLC0415 - lazy: the openai SDK costs ~0.4 s to import
 
         http = self.pool.sync_client() if self.pool is not None else None
         return openai.OpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0,
@@ -187,6 +189,90 @@ class Shim:
     """What the trap is, what changes and why it is the minimal change (one paragraph)."""
 
 
+@dataclass(frozen=True)
+class UnitCredit:
+    """How one unit's verdict counts toward the metric's score: the metric's own scoring rule, read by
+    the report's reasons (which metric counts a borderline verdict as faithful, what a graded ``2/3`` is).
+
+    >>> UnitCredit()("supported", "yes"), UnitCredit()("ambiguous", "borderline"), UnitCredit()("excluded", "x")
+    (1.0, 0.0, None)
+    >>> UnitCredit(ambiguous=1.0)("ambiguous", "borderline"), UnitCredit(graded=3)("ambiguous", "2/3")
+    (1.0, 0.667)
+    >>> UnitCredit(raw={"abstained": 1.0})("unsupported", "abstained")
+    1.0
+    """
+
+    ambiguous: float = 0.0
+    """The credit of an ``ambiguous`` (borderline) unit: 1.0 where the score counts it as faithful."""
+    graded: int | None = None
+    """A raw verdict ``k/N`` with this N counts k/N (partial credit on a graded scale); None: no scale."""
+    raw: dict = dataclasses.field(default_factory=dict)
+    """Raw verdict -> credit, for verdicts the score treats by a rule of its own (checked first)."""
+    raw_rule: str = ""
+    """That rule in words, for a reason (e.g. "scores an abstention by whether the passages could answer")."""
+
+    def graded_value(self, raw: str) -> float | None:
+        """``k/N`` on this metric's scale as a credit, else None."""
+        if self.graded is None:
+            return None
+        k, sep, n = str(raw).partition("/")
+        if not sep or not k.strip().isdigit() or n.strip() != str(self.graded):
+            return None
+        return round(int(k) / self.graded, 3)
+
+    def __call__(self, verdict: str, raw: str) -> float | None:
+        """The unit's credit; None when the score does not count it (an excluded unit)."""
+        if verdict == "excluded":
+            return None
+        if raw in self.raw:
+            return self.raw[raw]
+        g = self.graded_value(raw)
+        if g is not None:
+            return g
+        if verdict == "supported":
+            return 1.0
+        return self.ambiguous if verdict == "ambiguous" else 0.0
+
+
+@dataclass(frozen=True)
+class RunOption:
+    """A ``harness run`` option that a metric declares; the command line adds it from the registry, so
+    the engine names no metric's options. Several metrics may declare the same option (one flag).
+
+    >>> o = RunOption("--similarity-threshold", "threshold", float, 0.8, "a help text", label="similarity threshold")
+    >>> o.dest, o.describe(0.8)
+    ('similarity_threshold', 'similarity threshold: 0.80')
+    """
+
+    flag: str
+    """The option, e.g. ``--similarity-threshold``."""
+    arg: str
+    """The keyword of the metric's constructor that receives the value."""
+    type: Any = str
+    """Converts the command-line text (argparse ``type``)."""
+    default: Any = None
+    """The value when the option is not given."""
+    help: str = ""
+    """The ``--help`` text."""
+    metavar: str | None = None
+    """The value's name in ``--help``."""
+    check: Any = None
+    """None, or ``f(value)`` raising ValueError with a message for a value out of range."""
+    label: str = ""
+    """How the run's header line names the value (default: the flag without dashes)."""
+    fmt: str = "{:.2f}"
+    """How the header line formats the value."""
+
+    @property
+    def dest(self) -> str:
+        """The argparse destination of the flag."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def describe(self, value) -> str:
+        """``label: value`` for the run's header line."""
+        return f"{self.label or self.flag.lstrip('-').replace('-', ' ')}: {self.fmt.format(value)}"
+
+
 @runtime_checkable
 class Metric(Protocol):
     """What every adapter class provides. Everything but ``score`` is data that the rest of the
@@ -227,9 +313,21 @@ class Metric(Protocol):
     """The package's optional extra that installs this metric's vendor (None: nothing to install)."""
     requires: ClassVar[tuple[str, ...]]
     """Modules that must be importable for the metric to run (checked without importing them)."""
-    run_options: ClassVar[dict]
-    """Metric argument -> the ``harness run`` option (argparse dest) that sets it, e.g.
-    ``{"threshold": "similarity_threshold"}`` (empty: the metric takes none)."""
+    run_options: ClassVar[tuple[RunOption, ...]]
+    """The ``harness run`` options the metric takes (each passed to its constructor; empty: none)."""
+    unit_credit: ClassVar[UnitCredit]
+    """How a unit verdict counts toward the score (default: supported 1, anything else 0)."""
+    uses_judge: ClassVar[bool]
+    """Does an LLM judge decide (False: e.g. an embedding similarity; reasons then never say "judged")."""
+    vendor_packages: ClassVar[tuple[str, ...]]
+    """Distributions whose versions decide what the metric computes: they go into the run spec and so
+    into the cell cache's key (an upgrade recomputes the cells). Default: ``(vendor_package,)``."""
+    report_sections: ClassVar[Any]
+    """None, or ``f(data) -> list[Block]``: the metric's own sections of a run's report (a staticmethod
+    taking :class:`reports.model.data.RunData`, returning :class:`reports.model.blocks.Block` s)."""
+    card_sections: ClassVar[Any]
+    """None, or ``f(data, card) -> list[str]``: Markdown lines the metric adds to the card of metric
+    ``card`` (its own, or one it builds on), from the canonical reference run."""
     judge: ClassVar[str]
     """The reference-judge handler, ``"module:function"`` taking a :class:`JudgeRequest` and
     returning the reply text; imported only when the reference judge answers this metric."""
@@ -247,7 +345,8 @@ REQUIRED = ("name", "version", "display_name", "short_name", "order", "higher_is
             "definition", "judge")
 DEFAULTS = {"score_range": (0.0, 1.0), "vendor_package": None, "card_notes": "", "shims": (),
             "label_reading": None, "flags": (), "extra": None, "requires": (),
-            "run_options": {}}
+            "run_options": (), "unit_credit": UnitCredit(), "uses_judge": True, "vendor_packages": None,
+            "report_sections": None, "card_sections": None}
 """Protocol attributes a class may leave out, with the value it then has."""
 
 
@@ -263,6 +362,8 @@ def check(cls: type) -> type:
     for attr, default in DEFAULTS.items():
         if not hasattr(cls, attr):
             setattr(cls, attr, default)
+    if cls.vendor_packages is None:
+        cls.vendor_packages = (cls.vendor_package,) if cls.vendor_package else ()
     return cls
 
 
@@ -274,21 +375,17 @@ def register(cls: type) -> type:
 
 def metric_dir(cls: type) -> str:
     """The folder of the module that defines ``cls``: it holds the metric's data files."""
-    import os
-    import sys
 
     return os.path.dirname(os.path.abspath(sys.modules[cls.__module__].__file__))
 
 
 def golden_path(cls: type) -> str:
     """``<metric folder>/golden/<name>.csv``: the metric's golden table (tests read it)."""
-    import os
 
     return os.path.join(metric_dir(cls), "golden", f"{cls.name}.csv")
 
 
 def card_text_path(cls: type) -> str:
     """``<metric folder>/card_text/<name>.md``: the card prose written by hand."""
-    import os
 
     return os.path.join(metric_dir(cls), "card_text", f"{cls.name}.md")

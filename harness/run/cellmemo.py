@@ -30,10 +30,31 @@ import time
 
 from harness.core import redact
 from harness.core.records import CellResult, Ledger, Quote, UnitVerdict
+from harness.judge.gateway import CallRecord, Gateway
+from harness.judge.upstream import Cell
+from harness.run.cellwork import CellDone
+from harness.run.spec import ENGINE_PACKAGES
 
 TABLE = ("CREATE TABLE IF NOT EXISTS cell_results (key TEXT PRIMARY KEY, metric TEXT NOT NULL, "
          "result TEXT NOT NULL, created REAL NOT NULL)")
 KEEP = ("scored", "unscored", "vendor_nan", "not_applicable")
+
+
+def packages_of(spec: dict, metric: str) -> dict:
+    """The versions that compute ``metric``'s cells: the engine's and the metric's own vendor packages (as
+    its class names them, recorded in the spec); a spec that names none per metric keys on all of them.
+
+    >>> spec = {"packages": {"groundedness-harness": "1", "ragas": "0.4.3", "deepeval": "4"},
+    ...         "metrics": [{"name": "x", "packages": ["ragas"]}]}
+    >>> packages_of(spec, "x")
+    {'groundedness-harness': '1', 'ragas': '0.4.3'}
+    """
+    pk = spec.get("packages") or {}
+    entry = next((m for m in spec.get("metrics") or [] if m.get("name") == metric), None)
+    if entry is None or "packages" not in entry:
+        return pk
+    own = set(ENGINE_PACKAGES) | set(entry["packages"])
+    return {p: v for p, v in pk.items() if p in own}
 
 
 def cell_key(spec: dict, metric: str, version: str, digest: str) -> str:
@@ -48,7 +69,7 @@ def cell_key(spec: dict, metric: str, version: str, digest: str) -> str:
     """
     judge = spec.get("judge") or {}
     canon = {"judge": {k: judge.get(k) for k in ("kind", "url", "model", "reference_version")},
-             "packages": spec.get("packages") or {}, "metric": metric, "version": version, "case": digest}
+             "packages": packages_of(spec, metric), "metric": metric, "version": version, "case": digest}
     args = (spec.get("metric_args") or {}).get(metric)
     if args:   # a metric's own arguments (a similarity threshold) and the embeddings behind it
         canon["args"], canon["embeddings"] = args, spec.get("embeddings")
@@ -112,9 +133,6 @@ def _result(d: dict) -> CellResult:
 def _replayed(d: dict, run_id: str, case_id: str, metric: str, version: str, digest: str):
     """The cell as a replay would store it: every call answered from the cache, the ledger recounted by
     the gateway's own bookkeeping."""
-    from harness.run.cellwork import CellDone
-    from harness.judge.gateway import CallRecord, Gateway
-    from harness.judge.upstream import Cell
 
     cell = Cell(run_id, case_id, metric)
     book = Gateway(_NoUpstream())

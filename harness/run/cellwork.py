@@ -18,13 +18,25 @@ reference-judge request's key carries its case and metric, so two cells never sh
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import concurrent.futures.thread as cft
 import functools
+import os
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from harness.cases.load import remember_digest
 from harness.core.records import Case, CellResult, Ledger
+from harness.judge.embeddings import make_upstream
+from harness.judge.gateway import Gateway
 from harness.judge.readonly_cache import ReadOnlyCache
-
+from harness.judge.transport import GatewayTransport
+from harness.judge.upstream import Cell, HttpUpstream, ReferenceUpstream, RetryPolicy
+from harness.metric import registry
+from harness.metric.http import Pools
+from harness.metric.protocol import Endpoint
+from harness.metric.vendor_env import IMPORT_LOCK
 
 CELL_GRACE_S = 10.0
 """After its judge calls' budget, a cell's vendor code gets this long to report the failure before the
@@ -43,8 +55,6 @@ def plain_thread_pool(max_workers: int | None = None, prefix: str = "harness"):
     replaced (its ``submit``); TruLens's own pools inside its code stay TruLens's. The pool is an
     instance of whatever class ``concurrent.futures.ThreadPoolExecutor`` is now, as asyncio's
     ``set_default_executor`` insists."""
-    import concurrent.futures
-    import concurrent.futures.thread as cft
 
     std = next(c for c in cft.ThreadPoolExecutor.__mro__ if c.__module__ == "concurrent.futures.thread")
     cls = type("PlainThreadPoolExecutor", (concurrent.futures.ThreadPoolExecutor,), {"submit": std.submit})
@@ -53,7 +63,6 @@ def plain_thread_pool(max_workers: int | None = None, prefix: str = "harness"):
 
 def usable_cores() -> list[int] | None:
     """The cores this process may run on (its affinity mask), or None where the OS does not say."""
-    import os
 
     try:
         return sorted(os.sched_getaffinity(0))
@@ -121,8 +130,6 @@ class CellDone:
 def make_gateway(spec: WorkerSpec, cases: dict, cache):
     """The gateway of one worker: the run's upstream judge (wrapped for fault injection), ``cache``
     (None in live mode) and the run's retry policy."""
-    from harness.judge.gateway import Gateway
-    from harness.judge.upstream import HttpUpstream, ReferenceUpstream, RetryPolicy
 
     judge = spec.judge
     if judge.is_reference:
@@ -133,7 +140,6 @@ def make_gateway(spec: WorkerSpec, cases: dict, cache):
         upstream = spec.upstream_wrapper(upstream)
     policy = RetryPolicy(max_attempts=spec.retry_attempts, base_delay_s=spec.retry_base_delay_s,
                          timeout_s=spec.call_timeout_s)
-    from harness.judge.embeddings import make_upstream
 
     return Gateway(upstream, cache=cache, mode=spec.mode, policy=policy,
                    embeddings=make_upstream(spec.embeddings, spec.call_timeout_s))
@@ -167,8 +173,6 @@ class CellWorker:
         the judge is kept busy while the vendor stacks import. A failed import is that metric's cells'
         error, named. ``on_ready(facts)``, if given, is called from that thread once every import is done
         (:attr:`startup`)."""
-        import concurrent.futures
-        import threading
 
         order = [n for n in metrics if callable(getattr(self._cls(n), "prepare", None))]
         self._ready = {n: concurrent.futures.Future() for n in order}
@@ -176,10 +180,9 @@ class CellWorker:
         # Cells that need no vendor run while the vendors import, and two threads importing one module at
         # once can leave it half made: what those cells import lazily is imported here first (the
         # aligner's rapidfuzz; the embedded model imports under harness.metric.vendor_env.IMPORT_LOCK).
-        import rapidfuzz.fuzz  # noqa: F401
+        import rapidfuzz.fuzz  # noqa: F401, PLC0415 - lazy: imported once per worker before its threads start
 
         def load() -> None:
-            from harness.metric.vendor_env import IMPORT_LOCK
 
             for n in order:
                 try:
@@ -209,14 +212,11 @@ class CellWorker:
     def _cls(self, name: str):
         cls = self._classes.get(name)
         if cls is None:
-            from harness.metric import registry
 
             cls = self._classes[name] = registry.get(name)
         return cls
 
     async def start(self) -> "CellWorker":
-        from harness.metric.http import Pools
-        from harness.judge.transport import GatewayTransport
 
         asyncio.get_running_loop().set_default_executor(plain_thread_pool(prefix="harness-sync"))
         if self.remote and self.spec.mode != "live":
@@ -244,7 +244,6 @@ class CellWorker:
         if failed is not None:
             return CellDone(case.id, name, cls.version, task.digest, CellResult.error(failed), Ledger(), [], 0.0)
         if self.remote:
-            from harness.cases.load import remember_digest
 
             remember_digest(case, task.digest)
         self._cases[(run_id, case.id)] = case
@@ -312,10 +311,7 @@ async def run_cell(gateway, cls, run_id: str, case: Case, name: str, model: str,
     """One cell from start to end, the only place that does it (the runner and the tests' scorer
     both call it): the adapter scores the case through the cell's gateway URL, the calls still in
     flight settle, and the cell's ledger and call records are taken. Returns (result, ledger, calls)."""
-    from dataclasses import replace
 
-    from harness.metric.protocol import Endpoint
-    from harness.judge.upstream import Cell
 
     endpoint = Endpoint(gateway.cell_url(run_id, case.id, name), model, timeout_s=client_timeout_s, pool=pools)
     gateway.budgets.open(Cell(run_id, case.id, name), cell_timeout_s)   # every judge call ends by then
@@ -336,7 +332,7 @@ async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek
         result = await asyncio.wait_for(cls().score(case, endpoint), timeout=timeout_s)
         if not isinstance(result, CellResult):
             return CellResult.error(f"adapter returned {type(result).__name__}, not CellResult")
-        from harness.core.aligner import place_units
+        from harness.core.aligner import place_units  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
         return place_units(case, result)   # every unit's span in the answer, with how it was found
     except asyncio.CancelledError:

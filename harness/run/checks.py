@@ -8,6 +8,10 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+from urllib.parse import urlsplit
+
+from harness.core.redact import scrub
+from harness.run.rundir import check_run_id
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -39,9 +43,7 @@ def http_url(name: str, url: str | None) -> str | None:
     """
     if url is None:
         return None
-    from urllib.parse import urlsplit
 
-    from harness.core.redact import scrub
 
     try:
         parts = urlsplit(url)
@@ -124,7 +126,6 @@ def sqlite_file(name: str, path: str) -> str:
 def run_outputs(out: str, run_id: str | None, scores_csv: str | None, cache_path: str | None,
                 uses_cache: bool) -> None:
     """Every place ``harness run`` will write, checked before the run starts."""
-    from harness.run.rundir import check_run_id
 
     if run_id is not None:
         check_run_id(run_id)

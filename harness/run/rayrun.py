@@ -27,7 +27,13 @@ misses (record mode: the judge is asked again, and the driver still records the 
 """
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import os
+import socket
+
+from harness.metric.vendor_env import FORCED
+from harness.run.cellwork import CellWorker, WorkerFailed
 
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_USAGE_STATS_PROMPT_ENABLED": "0"}
 """Ray's own switches, forced in the driver and the actors."""
@@ -44,7 +50,7 @@ def _ray():
     if not os.environ.get("HARNESS_RAY_NODE_IP"):
         os.environ.update(LOOPBACK_ENV)
     try:
-        import ray
+        import ray  # noqa: PLC0415 - lazy: Ray is an optional extra
     except ImportError:
         raise RayUnavailable("--ray needs Ray: pip install 'groundedness-harness[ray]' "
                              "(bash scripts/setup.sh installs it)") from None
@@ -54,7 +60,6 @@ def _ray():
 def connect(address: str):
     """Connect this process to the cluster at ``address`` (``auto``: the one on this machine)."""
     ray = _ray()
-    from harness.metric.vendor_env import FORCED
 
     _reachable(address)
     node_ip = os.environ.get("HARNESS_RAY_NODE_IP") or "127.0.0.1"
@@ -71,7 +76,6 @@ def connect(address: str):
 
 def _reachable(address: str) -> None:
     """A HOST:PORT that refuses connections is an error now (Ray itself retries for minutes)."""
-    import socket
 
     if address == "auto" or "://" in address or ":" not in address:
         return
@@ -89,15 +93,12 @@ def _actor_class(ray):
         """One worker: imports the vendors once, scores cells in its event loop (async actor)."""
 
         def __init__(self, spec, metrics):
-            import harness.metric.vendor_env  # noqa: F401 - the vendor switches, before any vendor import
-            from harness.run.cellwork import CellWorker
 
             self.worker = CellWorker(spec, remote=True)
             self.worker.prepare(metrics)
             self._started = None
 
         async def score(self, task):
-            import asyncio
 
             if self._started is None:
                 self._started = asyncio.ensure_future(self.worker.start())
@@ -114,12 +115,10 @@ def _actor_class(ray):
 def run_on_ray(address: str, spec, tasks, metrics, on_done, *, concurrency: int, cells: int) -> None:
     """Score every task on the cluster at ``address``, ``concurrency`` cells in flight in all, with at
     most one actor per cell; ``on_done(CellDone)`` runs here, in order of finishing."""
-    import dataclasses
 
-    from harness.run.cellwork import WorkerFailed
 
     ray = connect(address)
-    from ray.util import ActorPool
+    from ray.util import ActorPool  # noqa: PLC0415 - lazy: Ray is an optional extra
 
     actors = []
     try:

@@ -65,7 +65,7 @@ class RunLock:
 
     def acquire(self) -> "RunLock":
         try:
-            import fcntl
+            import fcntl  # noqa: PLC0415 - lazy: optional import, its absence is handled here
         except ImportError:          # not POSIX: no lock (documented limitation)
             return self
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)

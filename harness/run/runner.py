@@ -2,14 +2,23 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import time
 from dataclasses import dataclass, field
 
-from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S
 from harness.cases.load import CaseSet, case_digest
 from harness.core.records import Case
+from harness.core.redact import url_without_credentials
+from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S
+from harness.judge.cache import JudgeCache
+from harness.judge.reference import refuse_unannotated
+from harness.judge.upstream import RetryPolicy
+from harness.metric import registry
+from harness.run.cellwork import CellTask, WorkerSpec, run_in_process, store_done
+from harness.run.rundir import RunLock, check_run_id
+from harness.run.spec import build_spec
 from harness.store.runstore import RunStore, StoreWriteError
 
 
@@ -33,7 +42,6 @@ class JudgeConfig:
     def describe(self) -> str:
         if self.is_reference:
             return "reference (annotation-driven, offline)"
-        from harness.core.redact import url_without_credentials
 
         url = url_without_credentials(self.url)
         return f"{self.model} at {url}" + (f" (key from ${self.key_env})" if self.key_env else " (no key)")
@@ -90,7 +98,6 @@ class RunOutcome:
 def client_timeout(opts: RunOptions) -> float:
     """How long an adapter's client waits for one gateway answer: every attempt, every backoff wait
     (Retry-After included, each capped at the policy's max delay), and a margin."""
-    from harness.judge.upstream import RetryPolicy
 
     waits = (opts.retry_attempts - 1) * RetryPolicy().max_delay_s
     return opts.call_timeout_s * opts.retry_attempts + waits + 30
@@ -109,14 +116,11 @@ def effective_cache_mode(opts: RunOptions) -> str:
 
 def run(opts: RunOptions) -> RunOutcome:
     """Run (or resume) a run; returns where it went and what it counted."""
-    from harness.metric import registry
 
     classes = {name: registry.get(name) for name in opts.metrics}
     if opts.judge.is_reference:   # before any cell runs, before the store is created
-        from harness.judge.reference import refuse_unannotated
 
         refuse_unannotated(opts.cases)
-    from harness.run.rundir import RunLock, check_run_id
 
     run_id = check_run_id(opts.run_id or default_run_id())
     run_dir = os.path.join(opts.out_dir, run_id)
@@ -126,7 +130,6 @@ def run(opts: RunOptions) -> RunOutcome:
 
 
 def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> RunOutcome:
-    from harness.run.spec import build_spec
 
     store = RunStore.create(run_dir)
     mode = effective_cache_mode(opts)
@@ -141,7 +144,6 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
             raise ValueError(f"run {run_id!r} exists with other {key} ({old[key]}); use a new --run-id")
     store.write_spec(spec)
     store.write_cases(opts.cases)
-    import json
 
     try:
         with open(os.path.join(run_dir, "spec.json"), "w") as fh:
@@ -159,7 +161,6 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
 
 def _open_cache(opts: RunOptions, mode: str):
     """The run's judge cache (None in live mode), opened by the runner: its only writer."""
-    from harness.judge.cache import JudgeCache
 
     if mode == "live":
         return None
@@ -169,7 +170,6 @@ def _open_cache(opts: RunOptions, mode: str):
 
 
 def _worker_spec(opts: RunOptions, run_id: str, mode: str, cache, workers: int, remote: bool):
-    from harness.run.cellwork import WorkerSpec
 
     wrapper = opts.upstream_wrapper
     if remote and callable(getattr(wrapper, "for_worker", None)):
@@ -184,7 +184,6 @@ def _worker_spec(opts: RunOptions, run_id: str, mode: str, cache, workers: int, 
 def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mode: str) -> tuple[int, int]:
     """Compute the cells left to compute, in this process, in ``opts.workers`` processes or on Ray;
     every finished cell is written here (the single writer)."""
-    from harness.run.cellwork import CellTask, run_in_process, store_done
 
     done = store.finished()
     digests = {case.id: case_digest(case) for case in opts.cases}
@@ -206,7 +205,7 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
     memo = None
     try:  # the cell cache and the judge cache are closed whatever happens
         if cache is not None and opts.reuse_cells and opts.upstream_wrapper is None:
-            from harness.run.cellmemo import CellMemo
+            from harness.run.cellmemo import CellMemo  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
             memo = CellMemo(cache.path, store.spec(), run_id)
         needed: dict[str, int] = {}   # metric -> cells left (a vendor is imported only if a cell needs it)
@@ -243,11 +242,11 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
 
         try:
             if opts.ray:
-                from harness.run.rayrun import run_on_ray
+                from harness.run.rayrun import run_on_ray  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
                 run_on_ray(opts.ray, spec, tasks(), list(needed), on_done, concurrency=opts.concurrency, cells=total)
             elif workers > 1:
-                from harness.run.workers import run_in_processes
+                from harness.run.workers import run_in_processes  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
                 run_in_processes(spec, tasks(), workers, list(needed), on_done, batch=store.batch,
                                  on_ready=startup.append, pin=opts.pin_workers)
@@ -285,7 +284,7 @@ class Progress:
         if enabled and reused:
             print(f"resume: {reused} finished cell(s) kept, {total} to compute", file=sys.stderr)
         if enabled and self.tty:
-            from tqdm import tqdm
+            from tqdm import tqdm  # noqa: PLC0415 - lazy: only for a progress bar
 
             self._bar = tqdm(total=total, unit="cell", file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
 

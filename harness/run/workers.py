@@ -23,14 +23,18 @@ stored and a rerun with the same run id computes the rest. A worker whose runner
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import multiprocessing
+import multiprocessing as mp
 import os
 import queue
 import signal
 import sys
 import threading
 import time
+from multiprocessing.connection import wait
 
-from harness.run.cellwork import WorkerFailed, usable_cores
+from harness.run.cellwork import CellWorker, WorkerFailed, plain_thread_pool, usable_cores
 
 __all__ = ["WorkerFailed", "default_workers", "run_in_processes", "worker_cores", "worker_main"]
 
@@ -75,10 +79,8 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
     a worker's start-up facts (:attr:`~harness.run.cellwork.CellWorker.startup`, with its index; its ``cores``
     are those it ran on).
     ``pin``: keep each worker on a core of its own (:func:`worker_cores`) when there are enough cores."""
-    import contextlib
 
     batch = batch or contextlib.nullcontext
-    import multiprocessing as mp
 
     # Ctrl-C ends the run with os._exit (harness/run/interrupt.py): the queues' semaphores are then left to
     # multiprocessing's resource tracker, which removes them and warns about each. The tracker takes its
@@ -175,7 +177,6 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
     # terminal the runner shared (the runner says how to resume; this worker exits at once, below).
     results_q._ignore_epipe = True
     threading.Thread(target=_exit_with_parent, args=(parent_pid,), name="harness-parent-watch", daemon=True).start()
-    from harness.run.cellwork import CellWorker
 
     try:
         worker = CellWorker(spec, remote=True)
@@ -193,7 +194,6 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
 
 
 async def _serve(worker, tasks_q, results_q) -> None:
-    from harness.run.cellwork import plain_thread_pool
 
     await worker.start()
     loop = asyncio.get_running_loop()
@@ -229,8 +229,6 @@ async def _serve(worker, tasks_q, results_q) -> None:
 def _exit_with_parent(parent_pid: int) -> None:
     """End this worker the moment its runner is gone (killed, or ended by Ctrl-C): the runner's
     process sentinel becomes ready then; the parent id is checked too, as a fallback."""
-    import multiprocessing
-    from multiprocessing.connection import wait
 
     parent = multiprocessing.parent_process()
     while True:

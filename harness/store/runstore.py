@@ -28,7 +28,9 @@ import os
 import sqlite3
 import time
 from dataclasses import asdict
+from urllib.parse import quote
 
+from harness.cases.load import case_digest, case_to_json
 from harness.core.records import CellResult, Ledger
 from harness.core.redact import scrub
 
@@ -92,7 +94,6 @@ class StoreWriteError(Exception):
 def _connect_readonly(path: str) -> sqlite3.Connection:
     """A read-only connection. A WAL database in a directory the reader cannot write (no ``-shm``
     file can be made) is opened as immutable instead; ValueError when the file is not a run store."""
-    from urllib.parse import quote
 
     uri = f"file:{quote(os.path.abspath(path))}"
     for flags in ("?mode=ro", "?mode=ro&immutable=1"):
@@ -197,7 +198,6 @@ class RunStore:
 
     def write_cases(self, cases) -> None:
         """Keep the run's cases (replacing any earlier version of a case on resume)."""
-        from harness.cases.load import case_digest, case_to_json
 
         rows = [(c.id, i, case_digest(c), _json(case_to_json(c))) for i, c in enumerate(cases)]
         with self._transaction() as cur:
@@ -273,7 +273,7 @@ class RunStore:
     # --- pandas views ------------------------------------------------------------------------
 
     def _df(self, table: str):
-        import pandas as pd
+        import pandas as pd  # noqa: PLC0415 - lazy: pandas costs ~0.5 s to import
 
         return pd.read_sql_query(f"SELECT * FROM {table}", self.db)
 

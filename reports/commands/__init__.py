@@ -2,6 +2,7 @@
 ``compare``, ``export``): ``add_parser(sub)`` and ``run(args)``; and ``run_report``, the report step
 that extends ``harness run``. Composed into the command line by the top-level module ``harness_cli``."""
 
+
 RUN_HELP = "a run directory, a store.sqlite path, or a run id under --out"
 """Help text of a RUN argument (resolved by :func:`reports.model.data.load_run`)."""
 
@@ -13,7 +14,7 @@ def add_out_argument(parser) -> None:
 
 def run_as_bad_input(body, args) -> int:
     """``body(args)``, with a missing run or a malformed option turned into BadInput (exit 2, one line)."""
-    from harness.core.errors import BadInput
+    from harness.core.errors import BadInput  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         return body(args)

@@ -2,6 +2,8 @@
 (reads the store, never re-scores; see :mod:`reports.model.agreement`)."""
 from __future__ import annotations
 
+import json
+
 from harness.core.errors import BadInput
 
 from reports.commands import add_out_argument
@@ -24,12 +26,8 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Print the figures (exit 2 for a run that does not exist)."""
-    import json
-
-    from reports.model import agreement
-
-    from reports.model import agreement_section
-    from reports.model.data import load_run
+    from reports.model import agreement, agreement_section  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         data = load_run(args.run, args.out, args.cases)

@@ -37,9 +37,9 @@ def run(args) -> int:
 
 
 def cmd_cards(args) -> int:
-    from reports.cards.generate import canonical_reference_run, generate, write_cards
+    from harness.judge.accounting import PriceError, prices_from_args  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
-    from harness.judge.accounting import PriceError, prices_from_args
+    from reports.cards.generate import canonical_reference_run, generate, write_cards  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         prices = prices_from_args(args, None)

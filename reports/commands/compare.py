@@ -29,9 +29,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from reports.model.compare import compare
-    from reports.render.compare import write
-    from reports.model.data import load_run
+    from reports.model.compare import compare  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.render.compare import write  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     a, b = load_run(args.run_a, args.out), load_run(args.run_b, args.out)
     cmp = compare(a, b)

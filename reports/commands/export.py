@@ -33,15 +33,15 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from reports import export
-    from reports.model.data import resolve_store
+    from reports import export  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.model.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     store = resolve_store(args.run, args.out)
     run_dir = os.path.dirname(os.path.abspath(store))
     try:
         if args.format == "mlflow":
             if not os.path.isfile(os.path.join(run_dir, "index.html")):
-                from reports.build import build
+                from reports.build import build  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
                 build(run_dir, run_dir)
             uri, rid = export.to_mlflow(run_dir, store, args.tracking_dir or os.path.join(args.out, "mlruns"),

@@ -17,7 +17,7 @@ NAME = "report"
 
 def add_parser(sub):
     """Register ``report`` on the ``harness`` subparsers; return its parser."""
-    from reports.model.divergence import DEFAULT_THRESHOLD
+    from reports.model.divergence import DEFAULT_THRESHOLD  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     p = sub.add_parser("report", help="(re)build a run's HTML and Markdown report from its store",
                        description="Build index.html and report.md for a run from its store (never re-scores).")
@@ -27,7 +27,7 @@ def add_parser(sub):
     p.add_argument("--cases", help="the case file to read case texts from (default: the one the run used)")
     p.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
                    help=f"smallest score spread that counts as a divergence (default {DEFAULT_THRESHOLD})")
-    from harness.judge.accounting import add_price_options
+    from harness.judge.accounting import add_price_options  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     add_price_options(p)
     return p
@@ -51,9 +51,9 @@ def check_threshold(v: float) -> float:
 
 
 def cmd_report(args) -> int:
-    from reports.build import build
+    from harness.judge.accounting import PriceError, prices_from_args  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
-    from harness.judge.accounting import PriceError, prices_from_args
+    from reports.build import build  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     t0 = time.perf_counter()
     try:
@@ -86,9 +86,9 @@ def _priced(args) -> bool:
 
 def _judge_model(args) -> str | None:
     """The judge model the run recorded (what ``--price-in/--price-out`` price)."""
-    from reports.model.data import resolve_store
+    from harness.store.runstore import RunStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
-    from harness.store.runstore import RunStore
+    from reports.model.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     store = RunStore.open(resolve_store(args.run, args.out))
     try:

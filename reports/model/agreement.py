@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.core.spans import overlaps
+
 from reports.model import agreement_stats as A
 
 TARGETS = {"hallucinated": ("not_found", "contradicted"),
@@ -88,7 +90,7 @@ def answer_truth(case, target: str) -> bool:
 
 def figures(truth: list[bool], scores: list[float], top: float, resamples: int = A.RESAMPLES) -> Figures:
     """Answer-level figures at threshold ``top`` (the top of the score range), with sweep and AUROC."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
 
     t, s = np.asarray(truth, dtype=bool), np.asarray(scores, dtype=float)
     point = A.at_threshold(t, s, top) if len(t) else None
@@ -105,7 +107,7 @@ def figures(truth: list[bool], scores: list[float], top: float, resamples: int =
 def binary_figures(truth: list[bool], pred: list[bool], not_covered: int = 0,
                    resamples: int = A.RESAMPLES) -> Figures:
     """Figures of a binary verdict (claim level: no threshold, no AUROC)."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
 
     t, p = np.asarray(truth, dtype=bool), np.asarray(pred, dtype=bool)
     c = A.confusion(t, p)
@@ -139,7 +141,7 @@ def compute(data, resamples: int = A.RESAMPLES) -> list[MetricAgreement]:
 
 def _top(data, metric: str) -> float:
     try:
-        from harness.metric import registry
+        from harness.metric import registry  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
         return float(getattr(registry.get(metric), "score_range", (0.0, 1.0))[1])
     except Exception:  # noqa: BLE001 - an old run's metric may not be importable
@@ -147,7 +149,6 @@ def _top(data, metric: str) -> float:
 
 
 def _claim_level(data, metric: str, ids: list[str], resamples: int) -> dict[str, Figures]:
-    from harness.core.spans import overlaps
 
     u = data.units[data.units["metric"] == metric]
     located = u[u["span_start"].notna() & ~u["kind"].isin(WHOLE)]

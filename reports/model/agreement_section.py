@@ -1,6 +1,8 @@
-"""The words of the agreement figures: the report section, the lines on every metric card, and the
-terminal table of ``harness agree``."""
+"""The words of the agreement figures: the report section and the terminal table of ``harness agree``
+(the lines on every metric card: :mod:`reports.cards.agreement`)."""
 from __future__ import annotations
+
+from harness.core.vocab import status
 
 from reports.model.agreement import RULE_AGREEMENT, RULE_N, TARGETS, Figures, MetricAgreement, reading
 from reports.model.blocks import Block, Table
@@ -33,7 +35,6 @@ def with_ci(v, ci) -> str:
 
 def excluded_text(a: MetricAgreement) -> str:
     """The labelled answers left out of the figures, by status ("none" when none)."""
-    from harness.core.vocab import status
 
     def word(k):
         t = status(k)
@@ -119,31 +120,6 @@ def claim_row(f: Figures, name: str) -> list[str]:
     return [name, str(f.n), str(f.not_covered), with_ci(p.kappa, f.ci.get("kappa")),
             with_ci(p.balanced_accuracy, f.ci.get("balanced_accuracy")), with_ci(p.precision, f.ci.get("precision")),
             with_ci(p.recall, f.ci.get("recall")), with_ci(p.accuracy, f.ci.get("accuracy"))]
-
-
-def card_lines(data, a: MetricAgreement) -> list[str]:
-    """The agreement paragraph of one metric's card (Markdown), from the canonical reference run."""
-    from reports.render.markup import m
-
-    out = ["## Agreement with Human Labels", "",
-           m(reading(data)) + f" Canonical set: {a.labelled} labelled answers; left out: {m(excluded_text(a))}.", ""]
-    for target in TARGETS:
-        f = a.answers[target]
-        p = f.point
-        if p is None:
-            out.append(f"- answers, {m(TARGET_WORDS[target])}: no scored answer")
-            continue
-        best = f"; best threshold {f.best.threshold:.2f} (balanced accuracy {f.best.balanced_accuracy:.2f})" if f.best else ""
-        out.append(f"- answers, {m(TARGET_WORDS[target])}: n = {f.n}, kappa {with_ci(p.kappa, f.ci['kappa'])}, "
-                   f"balanced accuracy {with_ci(p.balanced_accuracy, f.ci['balanced_accuracy'])}, "
-                   f"AUROC {with_ci(f.auroc, f.auroc_ci)}{best}")
-        c = a.claims.get(target)
-        if c is not None and c.point is not None:
-            out.append(f"- claims, {m(TARGET_WORDS[target])}: n = {c.n} ({c.not_covered} not covered), kappa "
-                       f"{with_ci(c.point.kappa, c.ci['kappa'])}, balanced accuracy "
-                       f"{with_ci(c.point.balanced_accuracy, c.ci['balanced_accuracy'])}")
-    out += ["", m(rule_text()) + f" Here: {m(a.rule)}.", ""]
-    return out
 
 
 def terminal(data, results: list[MetricAgreement], names: dict[str, str]) -> str:

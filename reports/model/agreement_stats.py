@@ -96,7 +96,7 @@ def auroc(truth, scores) -> float | None:
     >>> auroc([True, True], [0.1, 0.2]) is None
     True
     """
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
 
     t = np.asarray(truth, dtype=bool)
     s = -np.asarray(scores, dtype=float)
@@ -107,7 +107,7 @@ def auroc(truth, scores) -> float | None:
 
 
 def _rank_sum(s, t) -> float:
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
 
     uniq, inv, counts = np.unique(s, return_inverse=True, return_counts=True)
     ends = np.cumsum(counts)
@@ -125,7 +125,7 @@ def bootstrap(stat, n: int, resamples: int = RESAMPLES, seed: int = SEED, level:
     >>> 2.0 < lo < 4.5 < hi < 7.0, bad
     (True, 0)
     """
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
 
     if n == 0:
         return None, None, resamples
@@ -146,7 +146,7 @@ def bootstrap(stat, n: int, resamples: int = RESAMPLES, seed: int = SEED, level:
 
 def multiplicities(n: int, resamples: int = RESAMPLES, seed: int = SEED):
     """(resamples x n) counts: how often each item is drawn in each bootstrap resample."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
 
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(resamples, n))
@@ -156,7 +156,7 @@ def multiplicities(n: int, resamples: int = RESAMPLES, seed: int = SEED):
 
 
 def _interval(values, level: float = 0.95):
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
 
     v = values[~np.isnan(values)]
     if not v.size:
@@ -174,7 +174,7 @@ def binary_intervals(truth, pred, resamples: int = RESAMPLES, seed: int = SEED) 
     >>> ci["kappa"], ci["balanced_accuracy"]
     ((1.0, 1.0), (1.0, 1.0))
     """
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
 
     t, p = np.asarray(truth, dtype=bool), np.asarray(pred, dtype=bool)
     if not t.size:
@@ -194,7 +194,7 @@ def binary_intervals(truth, pred, resamples: int = RESAMPLES, seed: int = SEED) 
 
 def auroc_interval(truth, scores, resamples: int = RESAMPLES, seed: int = SEED) -> tuple:
     """Bootstrap 95% interval of :func:`auroc` (same resamples as :func:`binary_intervals`)."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
 
     t, s = np.asarray(truth, dtype=bool), np.asarray(scores, dtype=float)
     if not t.size:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from harness.core.spans import overlaps
+from harness.core.spans import overlaps, sentence_spans
 
 WHOLE = ("answer", "judge")
 """Unit kinds that judge the whole answer at once."""
@@ -148,7 +148,6 @@ def lands_on(span: tuple[int, int], rows: list[Row]) -> list[Row]:
 
 def _backbone(case) -> list[Row]:
     if not case.annotated:   # no human claims: the answer's own sentences are the rows
-        from harness.core.spans import sentence_spans
 
         return [Row("sentence", case.answer[s:e], (s, e)) for s, e in sentence_spans(case.answer)]
     rows = [Row("claim", case.answer[s:e] or c.text, (s, e), c.label, c)

@@ -10,6 +10,9 @@ from collections import Counter, defaultdict
 from harness.metric import registry
 from harness.metric.protocol import card_text_path
 
+from reports.model.alignment import align, units_from_frame
+
+
 def reference_row(metric: str) -> tuple[dict, str] | None:
     """The reference judge's reading of each label for this metric, and what that answer is (None:
     it reads no claim label)."""
@@ -20,7 +23,6 @@ def reference_row(metric: str) -> tuple[dict, str] | None:
 def observed_verdicts(data, metric: str) -> dict[str, list[tuple[str, str, str]]]:
     """label -> [(raw verdict, normalised verdict, first case)] the metric's units got on claims with
     that label, over the run (units aligned to claims by span; whole-answer units left out)."""
-    from reports.model.alignment import align, units_from_frame
 
     u = data.units[data.units["metric"] == metric]
     by_case = defaultdict(list)

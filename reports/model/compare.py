@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reports.model.matrix import build
+from reports.model.stats import bootstrap_ci
+
 MOVERS = 5
 """Biggest movers shown per metric."""
 
@@ -98,7 +101,6 @@ def movers(ids, xa, xb, n: int = MOVERS) -> list[tuple[str, float, float]]:
 
 
 def _scores(data, metric: str) -> dict[str, float]:
-    from reports.model.matrix import build
 
     cells = build(data)
     return {c: cells[(c, metric)].score for c in data.case_ids if cells[(c, metric)].status == "scored"}
@@ -131,8 +133,6 @@ def differences(a, b) -> list[str]:
 
 def compare(a, b) -> Comparison:
     """Compare two loaded runs."""
-    from reports.model.matrix import build
-    from reports.model.stats import bootstrap_ci
 
     shared = [c for c in a.case_ids if c in set(b.case_ids)]
     metrics = [m for m in a.metrics if m in b.metrics]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.judge.accounting import parse_prices
+
 BILLED = ("billed_prompt_tokens", "billed_completion_tokens", "cached_prompt_tokens", "cached_completion_tokens",
           "usage_missing", "retries", "cache_hits")
 
@@ -69,7 +71,6 @@ def _col(d, name):
 
 def judge_price(data):
     """(Price or None, note) for the run's judge model from the price table in the run spec."""
-    from harness.judge.accounting import parse_prices
 
     spec = data.spec or {}
     table = spec.get("prices") or {}

@@ -12,7 +12,10 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from harness.cases.load import CaseFileError, case_digest, load_cases, parse_case
 from harness.core.records import Case
+from harness.metric import registry
+from harness.store.runstore import RunStore
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -35,6 +38,13 @@ class MetricInfo:
     """Adapter version that produced the run's cells."""
     higher_is_better: bool = True
     """Direction of the score."""
+    cls: type | None = None
+    """The registered metric class (its rules: unit credit, sections), None when it is not installed."""
+
+
+def metric_classes(data) -> list[type]:
+    """The registered classes of a run's metrics, in display order (a metric not installed is left out)."""
+    return [data.info[m].cls for m in data.metrics if data.info[m].cls is not None]
 
 
 @dataclass
@@ -87,7 +97,6 @@ def resolve_store(run: str, out: str = "reports/out") -> str:
     ...
     FileNotFoundError: no run 'no-such-run-xyz': not a run directory, not a store file, and not a run id under /nonexistent
     """
-    from harness.store.runstore import RunStore
 
     for cand in (run, os.path.join(out, run)):
         if os.path.isfile(cand):
@@ -100,7 +109,6 @@ def resolve_store(run: str, out: str = "reports/out") -> str:
 
 def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) -> RunData:
     """Read a run store (see :func:`resolve_store`) and the cases it scored."""
-    from harness.store.runstore import RunStore
 
     path = resolve_store(run, out)
     store = RunStore.open(path)
@@ -123,7 +131,6 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
 
 
 def _metrics(spec: dict, cells) -> tuple[list[str], dict[str, MetricInfo]]:
-    from harness.metric import registry
 
     entries = {m["name"]: m for m in spec.get("metrics") or []}
     present = list(dict.fromkeys(list(entries) + list(dict.fromkeys(cells["metric"]))))
@@ -131,14 +138,15 @@ def _metrics(spec: dict, cells) -> tuple[list[str], dict[str, MetricInfo]]:
     info = {}
     for m in order:
         e = entries.get(m, {})
-        short = m
+        short, cls = m, None
         try:
-            short = registry.get(m).short_name
+            cls = registry.get(m)
+            short = cls.short_name
         except Exception:  # noqa: BLE001 - a report of an old run must not need the adapter
             pass
         info[m] = MetricInfo(m, e.get("display_name", m), short, e.get("unit", "?"),
                              e.get("vendor", m.split(".")[0]), str(e.get("version", "?")),
-                             bool(e.get("higher_is_better", True)))
+                             bool(e.get("higher_is_better", True)), cls)
     return order, info
 
 
@@ -155,7 +163,6 @@ def _case_file(spec: dict, cases_path: str | None) -> str | None:
 
 
 def _stored_cases(stored, cells) -> tuple[dict[str, Case], list[str], str | None]:
-    from harness.cases.load import parse_case
 
     digests = dict(zip(cells["case_id"], cells["case_digest"]))
     kept = {}
@@ -171,7 +178,6 @@ def _stored_cases(stored, cells) -> tuple[dict[str, Case], list[str], str | None
 
 
 def _cases(spec: dict, cells, cases_path: str | None) -> tuple[dict[str, Case], list[str], str | None]:
-    from harness.cases.load import CaseFileError, case_digest, load_cases
 
     path = _case_file(spec, cases_path)
     if path is None:

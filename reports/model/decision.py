@@ -12,6 +12,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from reports.model.behaviours import PROBES, answer
+
 CARDS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cards")
 PER_CLAIM_UNITS = ("claim", "statement")
 
@@ -63,7 +65,6 @@ def card_facts(metric: str, cards_dir: str = CARDS_DIR) -> dict[str, str]:
 
 def facts(data, cells) -> dict[str, dict[str, tuple[str, str]]]:
     """metric -> case id -> (answer, source), source "run" or "card"."""
-    from reports.model.behaviours import PROBES, answer
 
     out = {}
     for m in data.metrics:
@@ -88,7 +89,7 @@ def agreement(rep) -> dict[str, float]:
     results = getattr(rep, "agreement", None)
     if results is None:
         try:
-            from reports.model import agreement as ag
+            from reports.model import agreement as ag  # noqa: PLC0415 - lazy: optional import, its absence is handled here
         except ImportError:
             return {}
         try:

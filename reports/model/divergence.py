@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reports.model.alignment import Row, align, units_from_frame
+from reports.model.matrix import build
 from reports.model.reasons import case_reason, explain_row, row_disagrees
 
 DEFAULT_THRESHOLD = 0.2
@@ -69,7 +70,7 @@ def in_divergence(metric: str) -> bool:
     """Does the metric count toward the spread? Not a stand-in metric whose class says
     ``in_divergence = False`` (the similarity baseline and its cascade)."""
     try:
-        from harness.metric import registry
+        from harness.metric import registry  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
         return bool(getattr(registry.get(metric), "in_divergence", True))
     except Exception:  # noqa: BLE001 - a report of an old run must not need the adapter
@@ -78,7 +79,6 @@ def in_divergence(metric: str) -> bool:
 
 def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
     """Every divergent case of a run, largest spread first (then case order)."""
-    from reports.model.matrix import build
 
     cells = build(data)
     names = {m: data.info[m].display_name for m in data.metrics}

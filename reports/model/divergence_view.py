@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reports.model import sections as S
+from reports.model.decision import groups
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,6 @@ class DivergenceSection:
 
 def divergence_section(rep) -> DivergenceSection:
     """The section for a report (see the module docstring)."""
-    from reports.model.decision import groups
 
     at = {dv.case_id: i for i, dv in enumerate(rep.divergences)}
     out = [GroupView(g.reason, [_case(rep, at[dv.case_id], dv) for dv in g.divergences])

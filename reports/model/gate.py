@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from xml.sax.saxutils import quoteattr
+from xml.sax.saxutils import escape, quoteattr
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,5 @@ def junit_xml(run_id: str, outcomes: list[Outcome]) -> str:
 
 
 def _text(s: str) -> str:
-    from xml.sax.saxutils import escape
 
     return escape(s)

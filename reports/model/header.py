@@ -1,9 +1,15 @@
 """The report's header facts, read by both renderers: the judge line and the package versions."""
 from __future__ import annotations
 
-VENDOR_PACKAGES = ("ragas", "deepeval", "trulens-core", "trulens-feedback", "trulens-providers-openai",
-                   "openai", "langchain-core", "langchain-openai", "instructor", "nltk")
-"""Packages named in the header; the rest of ``spec.packages`` goes in a details list."""
+
+def vendor_packages(spec: dict) -> list[str]:
+    """The packages the run's metrics name (``packages`` of each spec metric), shown in the header; the rest
+    of ``spec.packages`` goes in a details list.
+
+    >>> vendor_packages({"metrics": [{"name": "a", "packages": ["x", "y"]}, {"name": "b", "packages": ["y"]}]})
+    ['x', 'y']
+    """
+    return list(dict.fromkeys(p for m in spec.get("metrics") or [] for p in m.get("packages") or ()))
 
 
 def judge_lines(spec: dict) -> tuple[str, str]:
@@ -29,6 +35,7 @@ def judge_lines(spec: dict) -> tuple[str, str]:
 def versions(spec: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(vendor packages, other packages) as (name, version) pairs."""
     pk = spec.get("packages") or {}
-    main = [(p, str(pk.get(p) or "not installed")) for p in VENDOR_PACKAGES if p in pk]
-    rest = [(p, str(v or "not installed")) for p, v in sorted(pk.items()) if p not in VENDOR_PACKAGES]
+    named = vendor_packages(spec)
+    main = [(p, str(pk.get(p) or "not installed")) for p in named if p in pk]
+    rest = [(p, str(v or "not installed")) for p, v in sorted(pk.items()) if p not in named]
     return main, rest

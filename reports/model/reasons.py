@@ -1,16 +1,17 @@
 """Why two metrics disagree, derived from their own unit verdicts and scoring rules.
 
 Each alignment row (an annotated claim, or an answer sentence) holds each metric's units on it. A
-metric's *credit* on a row is what its scoring rule makes of those units (:func:`weight`): 1 for a
-supported unit, 0 for an unsupported one, the graded value of a TruLens ``k/3``, 1 for DeepEval's
-``borderline`` where the default metric counts it as faithful, and no credit at all for an excluded
-unit. A divergence reason is read off the row where the two metrics' credits differ most, and says
+metric's *credit* on a row is what its own scoring rule (``unit_credit`` on its class,
+:class:`harness.metric.protocol.UnitCredit`) makes of those units (:func:`weight`): 1 for a supported
+unit, 0 for an unsupported one, k/N for a rating on a graded scale, 1 for a borderline verdict where the
+score counts it as faithful, and no credit at all for an excluded unit. A divergence reason is read off the row where the two metrics' credits differ most, and says
 which kind of difference it is:
 
-- ``definition``: the same judgement of a claim, scored differently (DeepEval's borderline passes; the
-  in-house check wants a located quote for a claim its judge called supported; TruLens's graded
-  0-3 scale; an answer-level rating; the answerability variant's rule for abstentions);
-- ``judgement``: the same claim judged differently under the metrics' different prompts;
+- ``definition``: the same judgement of a claim, scored differently (a borderline verdict that passes; a
+  located quote required for a claim the judge called supported; a graded scale; an answer-level
+  rating; a metric's own rule for abstentions);
+- ``judgement``: the same claim judged differently under the metrics' different prompts (or, where one
+  metric has no judge, read differently by their methods);
 - ``decomposition``: different units (one unit spanning several claims, or no unit on the claim);
 - ``coverage``: a unit that was not judged (trivial filter, unparsable score, fallback, no claims).
 
@@ -20,15 +21,14 @@ can check each reason against the run store.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from harness.metric import registry
+from harness.metric.protocol import UnitCredit
+
 KINDS = ("definition", "judgement", "decomposition", "coverage")
-LENIENT_AMBIGUOUS = {"deepeval.faithfulness"}
-"""Metrics whose score counts an ``ambiguous`` (borderline) verdict in the answer's favour."""
 WHOLE = ("answer", "judge")
-_GRADED = re.compile(r"^\s*(\d)\s*/\s*3\s*$")
-_ABSTENTION_RULES = {"answerable_abstention": 0.0, "unanswerable_abstention": 1.0}
+DEFAULT_CREDIT = UnitCredit()
 FALLBACK = "the scores differ, but no unit verdict on the aligned rows explains it (see the alignment)"
 
 
@@ -48,24 +48,30 @@ class Reason:
     """The mechanism without the case's text (the report groups divergences by it)."""
 
 
-def weight(metric: str, verdict: str, raw: str) -> float | None:
-    """How a metric's score counts one unit; None when it does not count it.
-
-    >>> weight("deepeval.faithfulness", "ambiguous", "borderline"), weight("deepeval.faithfulness_penalized", "ambiguous", "borderline")
-    (1.0, 0.0)
-    >>> weight("trulens.groundedness", "ambiguous", "2/3"), weight("ragas.faithfulness", "excluded", "x")
-    (0.667, None)
-    """
-    if verdict == "excluded":
+def _cls(metric: str):
+    try:
+        return registry.get(metric)
+    except Exception:  # noqa: BLE001 - a report of a run whose metric is not installed here
         return None
-    if raw in _ABSTENTION_RULES:
-        return _ABSTENTION_RULES[raw]
-    g = _GRADED.match(str(raw))
-    if metric.startswith("trulens.") and g:
-        return round(int(g.group(1)) / 3, 3)
-    if verdict == "supported":
-        return 1.0
-    return 1.0 if verdict == "ambiguous" and metric in LENIENT_AMBIGUOUS else 0.0
+
+
+def rule(metric: str) -> UnitCredit:
+    """The metric's own unit-credit rule (the default rule for a metric that is not installed)."""
+    return getattr(_cls(metric), "unit_credit", None) or DEFAULT_CREDIT
+
+
+def judged(metric: str) -> bool:
+    """Does a judge decide this metric's verdicts (False: e.g. an embedding similarity)?"""
+    return bool(getattr(_cls(metric), "uses_judge", True))
+
+
+def weight(metric: str, verdict: str, raw: str) -> float | None:
+    """How a metric's score counts one unit, by its own rule; None when it does not count it.
+
+    >>> weight("not.installed", "supported", "yes"), weight("not.installed", "ambiguous", "borderline")
+    (1.0, 0.0)
+    """
+    return rule(metric)(verdict, raw)
 
 
 def credit(row, metric: str) -> float | None:
@@ -77,7 +83,7 @@ def credit(row, metric: str) -> float | None:
 def counts_for(metric: str, verdicts: set[str]) -> bool | None:
     """Does the metric count a row with these normalised verdicts in the answer's favour? None: no verdict.
 
-    >>> counts_for("deepeval.faithfulness", {"ambiguous"}), counts_for("ragas.faithfulness", {"supported", "unsupported"})
+    >>> counts_for("not.installed", {"supported"}), counts_for("not.installed", {"supported", "unsupported"})
     (True, False)
     """
     ws = [w for v in verdicts if (w := weight(metric, v, "")) is not None]
@@ -104,9 +110,12 @@ def _human(row, lo: str, hi: str, cl, ch, name) -> str:
     if label not in ("supported", "not_found", "contradicted"):
         return ""
     good = label == "supported"
-    agree = [m for m, c in ((lo, cl), (hi, ch)) if c is not None and (c >= 0.5) == good]
+    pairs = ((lo, cl), (hi, ch))
+    # full credit agrees with "supported", none with the others; partial credit agrees with neither
+    agree = [m for m, c in pairs if c is not None and (c >= 1.0 - 1e-9 if good else c <= 1e-9)]
+    partial = [f"{name(m)} gives partial credit, {c:.2f}" for m, c in pairs if c is not None and 1e-9 < c < 1.0 - 1e-9]
     who = (" and ".join(name(m) for m in agree) + (" agrees" if len(agree) == 1 else " agree")) if agree else "neither agrees"
-    return f" Human label: {label} ({who})."
+    return f" Human label: {label} ({'; '.join([who] + partial)})."
 
 
 def explain_pair(row, lo: str, hi: str, names: dict | None = None, index: int | None = None,
@@ -150,7 +159,7 @@ def explain_pair(row, lo: str, hi: str, names: dict | None = None, index: int | 
                        {m: (str(u.raw_verdict),), other: oraws},
                        f"{nm(m)} judges one unit spanning several claims that {nm(other)} judges apart")
     lenient = tuple(dict.fromkeys(str(mk.unit.raw_verdict) for mk in row.marks.get(hi, [])
-                                  if mk.unit.verdict == "ambiguous" and hi in LENIENT_AMBIGUOUS))
+                                  if mk.unit.verdict == "ambiguous" and rule(hi).ambiguous >= 1.0))
     if lenient and not whole:
         return out("definition", f"{nm(hi)} rated it {_q(lenient)} and its score counts that as faithful; "
                                  f"{nm(lo)} rated it {_q(rl)} and counts it against", {hi: lenient, lo: rl},
@@ -160,17 +169,23 @@ def explain_pair(row, lo: str, hi: str, names: dict | None = None, index: int | 
         return out("definition", f"{nm(lo)}'s judge also said supported, but the metric counts a claim only with "
                                  f"a quote located in the passage: {_q(said)}; {hs}", {lo: said, hi: rh},
                        f"{nm(lo)} needs a located quote for a claim its judge called supported")
-    rule = tuple(r for r in rl if r in _ABSTENTION_RULES)
-    if rule:
-        return out("definition", f"{nm(lo)} scores an abstention by whether the passages could answer "
-                                 f"({_q(rule)}); {hs}", {lo: rule, hi: rh},
-                       f"{nm(lo)} scores an abstention by whether the passages could answer")
-    graded = tuple(r for r in rl if lo.startswith("trulens.") and _GRADED.match(r) and r.strip()[0] in "12")
+    own = rule(lo)
+    ruled = tuple(r for r in rl if r in own.raw)
+    if ruled:
+        return out("definition", f"{nm(lo)} {own.raw_rule} ({_q(ruled)}); {hs}", {lo: ruled, hi: rh},
+                   f"{nm(lo)} {own.raw_rule}")
+    graded = tuple(r for r in rl if (g := own.graded_value(r)) is not None and 0.0 < g < 1.0)
     if graded and ch >= 1.0:
-        return out("definition", f"{nm(lo)} grades on a 0-3 scale and rated it {_q(graded)} (partial credit); "
-                                 f"{hs}", {lo: graded, hi: rh}, f"{nm(lo)} gives partial credit on its 0-3 scale")
-    return out("judgement", f"{nm(lo)} rated it {_q(rl)}, {hs}: the same claim judged differently under their "
-                            f"prompts", {lo: rl, hi: rh}, f"{nm(lo)} and {nm(hi)} judge the same claim differently")
+        return out("definition", f"{nm(lo)} grades on a 0-{own.graded} scale and rated it {_q(graded)} (partial "
+                                 f"credit); {hs}", {lo: graded, hi: rh},
+                   f"{nm(lo)} gives partial credit on its 0-{own.graded} scale")
+    if judged(lo) and judged(hi):
+        return out("judgement", f"{nm(lo)} rated it {_q(rl)}, {hs}: the same claim judged differently under their "
+                                f"prompts", {lo: rl, hi: rh}, f"{nm(lo)} and {nm(hi)} judge the same claim differently")
+    unjudged = " and ".join(nm(m) for m in (lo, hi) if not judged(m))
+    return out("judgement", f"{nm(lo)} rated it {_q(rl)}, {hs}: the same claim read differently by their methods "
+                            f"({unjudged} decides without a judge)", {lo: rl, hi: rh},
+               f"{nm(lo)} and {nm(hi)} read the same claim differently (one decides without a judge)")
 
 
 def _whole(rows, metric: str) -> list:
@@ -194,7 +209,7 @@ def _whole_reason(rows, w: str, other: str, scores, nm) -> Reason:
     if counted:
         text += f"; {nm(other)} credits {sum(c for _, c in counted):g} of {len(counted)} rows"
         lenient = [(r, str(mk.unit.raw_verdict)) for r, _ in counted for mk in r.marks[other]
-                   if mk.unit.verdict == "ambiguous" and other in LENIENT_AMBIGUOUS]
+                   if mk.unit.verdict == "ambiguous" and rule(other).ambiguous >= 1.0]
         if lenient:
             text += f", counting {_q(dict.fromkeys(x for _, x in lenient))} on '{_short(lenient[0][0].text)}' as faithful"
             cited[other] = tuple(dict.fromkeys(x for _, x in lenient))

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from harness.core import vocab
 
+from reports.model.cost import money
+
 TITLES = {
     "decision": "Which metric for which need",
     "glance": "At a glance",
@@ -133,7 +135,6 @@ def mark_text(mark) -> str:
 def cost_section(rep) -> TableSection:
     """Judge calls, tokens, latency and cache hits per answer, tokens billed and money per answer at
     the user's prices, by metric (from the ledgers)."""
-    from reports.model.cost import money
 
     heads = ["metric", "answers", "calls / answer", "calls min-max", "prompt tokens / answer",
              "completion tokens / answer", "latency / answer (ms)", "cache hits", "tokens billed", "money / answer"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from reports.model.matrix import build
+
 RESAMPLES = 2000
 SEED = 20261130
 
@@ -20,7 +22,7 @@ def bootstrap_ci(values, resamples: int = RESAMPLES, seed: int = SEED, level: fl
     >>> bootstrap_ci([]) is None
     True
     """
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
 
     x = np.asarray(list(values), dtype=float)
     if x.size == 0:
@@ -53,7 +55,6 @@ class MetricSummary:
 
 def summarise(data) -> list[MetricSummary]:
     """A summary per metric, in display order."""
-    from reports.model.matrix import build
 
     cells = build(data)
     out = []

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 
 from reports.model import sections as S
+from reports.render.html import CSS, e
+from reports.render.markdown import m, table
 
 INTRO = ("For each metric both runs have: the mean over the cases both runs scored, the mean paired "
          "difference B - A with a paired bootstrap 95% interval (cases resampled together), and the cases "
@@ -45,7 +47,6 @@ def _scope(cmp) -> list[str]:
 
 
 def markdown(cmp) -> str:
-    from reports.render.markdown import m, table
 
     out = [f"# Comparison: {m(cmp.a.run_id)} vs {m(cmp.b.run_id)}", ""]
     out += [f"- {m(x)}" for x in _scope(cmp)] + ["", "## What differs", ""]
@@ -62,7 +63,6 @@ def markdown(cmp) -> str:
 
 
 def html(cmp) -> str:
-    from reports.render.html import CSS, e
 
     def tr(cells, tag="td"):
         return "<tr>" + "".join(f"<{tag}>{e(c)}</{tag}>" for c in cells) + "</tr>"

@@ -2,6 +2,10 @@
 by reason with their counts (each reason once)."""
 from __future__ import annotations
 
+from reports.model.decision import agreement, groups, needs, sources
+from reports.model.sections import TITLES
+from reports.render.markup import e, m, table
+
 TITLE = "Which metric for which need"
 INTRO = ("Each need is a set of requirements over the metric cards' behaviour facts (one canonical case "
          "per fact, see reports/model/behaviours.py and reports/model/decision.py), so the table changes when a "
@@ -11,8 +15,6 @@ GLANCE_INTRO = ("Divergent cases grouped by the kind and mechanism of their reas
 
 
 def html(rep) -> str:
-    from reports.model.decision import needs, sources
-    from reports.render.markup import e
 
     rows = "".join(
         f"<tr><th>{e(n.need)}</th><td><b>{e(', '.join(rep.shorts[m] for m in n.recommended) or 'none of these')}</b></td>"
@@ -24,8 +26,6 @@ def html(rep) -> str:
 
 
 def markdown(rep) -> list[str]:
-    from reports.model.decision import needs, sources
-    from reports.render.markup import m, table
 
     heads = ["need", "use", "because it"] + (["agreement with labels (balanced accuracy)"] if _agree(rep) else [])
     rows = [[m(n.need), "**" + m(", ".join(rep.shorts[x] for x in n.recommended) or "none of these") + "**", m(n.why)]
@@ -43,16 +43,12 @@ def _note(rep) -> str:
 
 
 def _agree(rep) -> bool:
-    from reports.model.decision import agreement
 
     return bool(agreement(rep))
 
 
 def glance_html(rep, anchors: dict[str, int]) -> str:
     """Divergences grouped by reason; ``anchors`` maps a case id to its detail anchor."""
-    from reports.model.decision import groups
-    from reports.render.markup import e
-    from reports.model.sections import TITLES
 
     if not rep.divergences:
         body = f"<p>No case has scored metrics {rep.threshold:.2f} or more apart.</p>"
@@ -68,9 +64,6 @@ def glance_html(rep, anchors: dict[str, int]) -> str:
 
 
 def glance_markdown(rep) -> list[str]:
-    from reports.model.decision import groups
-    from reports.render.markup import m, table
-    from reports.model.sections import TITLES
 
     out = [f"## {TITLES['glance']}", ""]
     if not rep.divergences:

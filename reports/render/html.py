@@ -3,9 +3,16 @@ resource. Every piece of run or case text goes through :func:`e` (HTML-escaped, 
 from __future__ import annotations
 
 from reports.model import sections as S
-from reports.render.markup import e
-from reports.render.plots import data_uri
+from reports.model.cost import money, traffic_line
+from reports.model.header import judge_lines, versions
+from reports.model.matrix import legend
 from reports.model.stats import RESAMPLES
+from reports.render import blocks, html_divergence
+from reports.render import decision as decision_render
+from reports.render.decision import glance_html
+from reports.render.html_divergence import anchors
+from reports.render.markup import e
+from reports.render.plots import CMAP, data_uri
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d2733;background:#f6f7f9;line-height:1.45}
@@ -33,10 +40,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums} .matrix td{text-align
 
 def score_style(v: float) -> str:
     """Inline background for a score cell (the heatmap's colour map)."""
-    from matplotlib import colormaps
-    from matplotlib.colors import to_hex
+    from matplotlib import colormaps  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
+    from matplotlib.colors import to_hex  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
 
-    from reports.render.plots import CMAP
 
     c = colormaps[CMAP](0.1 + 0.85 * max(0.0, min(1.0, v)))
     return f"background:{to_hex(c)};color:{'#fff' if v > 0.55 else '#000'}"
@@ -49,11 +55,8 @@ def cell_td(cell) -> str:
 
 
 def render(rep) -> str:
-    from reports.render import html_divergence
 
     d = rep.data
-    from reports.model import blocks
-    from reports.render import decision as decision_render
 
     parts = [header(rep), decision_render.html(rep), glance(rep), matrix(rep), html_divergence.section(rep),
              metrics(rep), cost(rep), evidence(rep)] + [blocks.html(b) for b in rep.extra]
@@ -65,12 +68,10 @@ def render(rep) -> str:
 
 
 def header(rep) -> str:
-    from reports.model.header import judge_lines, versions
 
     d = rep.data
     jl, jmeaning = judge_lines(d.spec)
     main, rest = versions(d.spec)
-    from reports.model.cost import money, traffic_line
 
     calls, pt, ct = rep.totals
     facts = [("cases", len(d.case_ids)), ("metrics", len(d.metrics)), ("judge calls", f"{calls:,}"),
@@ -96,14 +97,11 @@ def header(rep) -> str:
 
 
 def glance(rep) -> str:
-    from reports.render.decision import glance_html
-    from reports.render.html_divergence import anchors
 
     return glance_html(rep, anchors(rep))
 
 
 def matrix(rep) -> str:
-    from reports.model.matrix import legend
 
     d = rep.data
     leg = "".join(f'<li><span class="k {"s-" + st if st != "scored" else ""}">{e(lab)}</span>{e(mean)}</li>'

@@ -2,17 +2,21 @@
 from __future__ import annotations
 
 from reports.model import sections as S
-from reports.render.markup import m, table  # noqa: F401 - re-exported for the cards and renderers
+from reports.model.cost import traffic_line
+from reports.model.divergence_view import divergence_section
+from reports.model.header import judge_lines, versions
+from reports.model.matrix import legend
 from reports.model.stats import RESAMPLES
+from reports.render import blocks
+from reports.render import decision as decision_render
+from reports.render.markup import m, table  # noqa: F401 - re-exported for the cards and renderers
 
 
 def render(rep, images: dict[str, str] | None = None) -> str:
-    from reports.model.header import judge_lines, versions
 
     d, im = rep.data, images or {}
     jl, jmeaning = judge_lines(d.spec)
     main, _ = versions(d.spec)
-    from reports.model.cost import traffic_line
 
     calls, pt, ct = rep.totals
     out = [f"# Groundedness report: run {m(d.run_id)}", "", f"**{m(jl)}**. {m(jmeaning)}", "",
@@ -22,10 +26,8 @@ def render(rep, images: dict[str, str] | None = None) -> str:
            "Vendor versions: " + ", ".join(f"{m(p)} {m(v)}" for p, v in main), ""]
     if d.case_note:
         out += [f"_{m(d.case_note)}_", ""]
-    from reports.render import decision as decision_render
 
     out += decision_render.markdown(rep) + decision_render.glance_markdown(rep)
-    from reports.model import blocks
 
     out += _matrix(rep, im) + _divergences(rep) + _metrics(rep) + _cost(rep, im) + _evidence(rep)
     for b in rep.extra:
@@ -35,7 +37,6 @@ def render(rep, images: dict[str, str] | None = None) -> str:
 
 
 def _matrix(rep, im) -> list[str]:
-    from reports.model.matrix import legend
 
     d = rep.data
     rows = [[m(cid)] + [_cell(rep.cells[(cid, x)]) for x in d.metrics] for cid in d.case_ids]
@@ -49,7 +50,6 @@ def _cell(cell) -> str:
 
 
 def _divergences(rep) -> list[str]:
-    from reports.model.divergence_view import divergence_section
 
     sec = divergence_section(rep)
     out = [f"## {sec.title}", "", sec.intro, ""]

@@ -9,8 +9,8 @@ CMAP = "YlGnBu"
 
 
 def _figure(w: float, h: float):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
+    from matplotlib.figure import Figure  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
 
     fig = Figure(figsize=(w, h), dpi=100)
     FigureCanvasAgg(fig)

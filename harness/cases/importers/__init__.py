@@ -17,6 +17,11 @@ before any cell runs), so they are scored with a real judge (``--judge-url``).
 from __future__ import annotations
 
 import importlib
+import json
+import os
+
+from harness.cases.importers.rows import RowProblem, read_rows
+from harness.cases.load import CaseFileError, _case, _Problem
 
 FORMATS: dict[str, str] = {
     "ragas": "harness.cases.importers.ragas",
@@ -36,8 +41,6 @@ def module(fmt: str):
 
 def convert(fmt: str, path: str) -> list[dict]:
     """Every row of ``path`` as a validated case object (``CaseFileError`` listing every problem)."""
-    from harness.cases.load import CaseFileError, _case, _Problem
-    from harness.cases.importers.rows import RowProblem, read_rows
 
     mod = module(fmt)
     problems: list[tuple[int | None, str, str]] = []
@@ -64,8 +67,6 @@ def convert(fmt: str, path: str) -> list[dict]:
 
 def write(cases: list[dict], out: str) -> None:
     """Write case objects as JSONL (through a temporary file, so a failure leaves no half file)."""
-    import json
-    import os
 
     tmp = f"{out}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import sys
 
+from harness.cases.importers import FORMATS, convert, module, write
+from harness.cases.importers.labelled import ImportFileError
+from harness.cases.importers.labelled import write as write_labelled
+from harness.cases.load import CaseFileError
+
 NAME = "import"
 
 
 def add_parser(sub):
     """Add ``import`` to the ``harness`` subcommands."""
-    from harness.cases.importers import FORMATS
 
     p = sub.add_parser("import", help="turn a Ragas/DeepEval export or a RAGTruth/FaithBench release into a case file",
                        description="Convert a dataset export (JSONL, JSON or CSV) into a harness case file. "
@@ -26,8 +30,6 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Exit 0 with a summary; exit 2 with one line per problem (file, line, field) and nothing written."""
-    from harness.cases.load import CaseFileError
-    from harness.cases.importers import convert, module, write
 
     if hasattr(module(args.format), "import_files"):
         return run_labelled(args)
@@ -52,8 +54,6 @@ def run(args) -> int:
 
 def run_labelled(args) -> int:
     """RAGTruth / FaithBench: keep or drop every row, print the summary; exit 2 when nothing is kept."""
-    from harness.cases.importers import module
-    from harness.cases.importers.labelled import ImportFileError, write
 
     try:
         result = module(args.format).import_files(args.files)
@@ -66,7 +66,7 @@ def run_labelled(args) -> int:
         print(f"harness: cannot import: no {args.format} row was kept; nothing written", file=sys.stderr)
         return 2
     try:
-        write(result.cases, args.out)
+        write_labelled(result.cases, args.out)
     except OSError as e:
         print(f"harness: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
         return 2

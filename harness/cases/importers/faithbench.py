@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from harness.cases.importers.labelled import ImportFileError, Imported, check_span, read_json, span_case, validated
+from harness.cases.importers.labelled import Imported, ImportFileError, check_span, read_json, span_case, validated
 
 FORMAT = "faithbench"
 DESCRIPTION = "FaithBench batch JSON files (summaries with human hallucination spans by several annotators)"

@@ -10,8 +10,11 @@ command ends with a summary of what was kept and what was dropped, by reason.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
+
+from harness.cases.load import _case, _Problem, load_cases
 
 
 @dataclass
@@ -128,7 +131,6 @@ def check_span(text: str, start, end, quote) -> str | None:
 
 def validated(obj: dict, out: Imported, where: str, seen: set) -> bool:
     """Keep ``obj`` when the case loader accepts it and its id is new; otherwise drop it with the reason."""
-    from harness.cases.load import _case, _Problem
 
     try:
         _case(obj, where)
@@ -145,9 +147,7 @@ def validated(obj: dict, out: Imported, where: str, seen: set) -> bool:
 
 def write(cases: list[dict], out: str) -> None:
     """Write the cases (JSONL) through a temporary file, then check them with the case loader."""
-    import os
 
-    from harness.cases.load import load_cases
 
     tmp = f"{out}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from harness.cases.importers.labelled import Imported, check_span, read_jsonl, span_case, validated
+from harness.cases.importers.labelled import Imported, ImportFileError, check_span, read_jsonl, span_case, validated
 
 FORMAT = "ragtruth"
 DESCRIPTION = "RAGTruth response.jsonl + source_info.jsonl (QA rows, human hallucination spans)"
@@ -50,7 +50,6 @@ def split_passages(text: str) -> list[str]:
 
 def import_files(paths: list[str]) -> Imported:
     """Import ``[response.jsonl, source_info.jsonl]``."""
-    from harness.cases.importers.labelled import ImportFileError
 
     if len(paths) != 2:
         raise ImportFileError("ragtruth takes two files: RESPONSE_JSONL SOURCE_INFO_JSONL")

@@ -13,6 +13,8 @@ import json
 import os
 from typing import Any
 
+from harness.cases.load import CaseFileError
+
 LIST_KEYS = ("samples", "goldens", "test_cases", "data")
 
 
@@ -26,7 +28,6 @@ class RowProblem(Exception):
 
 def read_rows(path: str) -> list[tuple[int | None, dict]]:
     """``[(line, row), ...]``; ``CaseFileError`` (file, line, field) when the file cannot be read."""
-    from harness.cases.load import CaseFileError
 
     if not os.path.isfile(path):
         raise CaseFileError(path, [(None, "", "no such file" if not os.path.exists(path) else "not a file")])

@@ -17,9 +17,13 @@ Reads the run store only (units and their spans), never re-scores.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from harness.core.spans import overlaps
+
+from reports.model.blocks import Block, Table
+from reports.render.markup import m
 
 CASCADE, FULL = "cascade.similarity_span", "inhouse.span"
 
@@ -104,7 +108,6 @@ def _span(r):
 
 def summarise(data) -> CascadeSummary | None:
     """The cascade's costs in this run; None when the run has no cascade cell."""
-    import json
 
     if CASCADE not in data.metrics:
         return None
@@ -143,7 +146,6 @@ def _pct(a: int, b: int) -> str:
 
 def section(s: CascadeSummary | None):
     """The report section (None when the run has no cascade)."""
-    from reports.model.blocks import Block, Table
 
     if s is None:
         return None
@@ -181,9 +183,26 @@ def section(s: CascadeSummary | None):
     return b
 
 
+def summary(data) -> CascadeSummary | None:
+    """:func:`summarise` once per loaded run (the report and every card read the same summary)."""
+    if not hasattr(data, "_cascade_summary"):
+        data._cascade_summary = summarise(data)
+    return data._cascade_summary
+
+
+def sections(data) -> list:
+    """The cascade metric's own report section (``CascadeSimilaritySpan.report_sections``)."""
+    b = section(summary(data))
+    return [b] if b is not None else []
+
+
+def card_sections(data, card: str) -> list[str]:
+    """The cascade's lines on the card of ``card`` (``CascadeSimilaritySpan.card_sections``)."""
+    return card_lines(summary(data), card)
+
+
 def card_lines(s: CascadeSummary | None, metric: str) -> list[str]:
     """The cascade paragraph of the card of ``metric`` (the cascade or the similarity baseline)."""
-    from reports.render.markup import m
 
     if s is None or not s.sentences or metric not in (CASCADE, "baseline.similarity"):
         return []
@@ -202,7 +221,6 @@ def card_lines(s: CascadeSummary | None, metric: str) -> list[str]:
 
 def _refund(s: CascadeSummary) -> list[str]:
     """What the real model measures on the seeds' refund example (canonical case ``refund-similarity``)."""
-    from reports.render.markup import m
 
     rows = [x for x in s.sentences if x.case_id == "refund-similarity"]
     if not rows or any(x.full is None for x in rows):
