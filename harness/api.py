@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import json
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 
 RUN_OPTIONS = ("cache_mode", "cache_path", "concurrency", "out_dir", "run_id", "progress", "cell_timeout_s",
                "retry_attempts", "call_timeout_s")
@@ -68,7 +68,7 @@ class EvalResult:
         return os.path.join(self.run_dir, "report.md") if self.report_path else None
 
 
-def evaluate(cases, metrics=None, judge=None, *, report: bool = True, divergence_threshold: float | None = None,
+def evaluate(cases, metrics=None, judge=None, *, report=True, divergence_threshold: float | None = None,
              **options) -> EvalResult:
     """Score ``cases`` with ``metrics`` through one judge, like ``harness run``.
 
@@ -81,7 +81,9 @@ def evaluate(cases, metrics=None, judge=None, *, report: bool = True, divergence
             prefixes, e.g. ``["inhouse.span", "deepeval"]``.
         judge: None (the offline reference judge), a :class:`harness.run.runner.JudgeConfig`, or a dict of
             its fields (``url``, ``model``, ``key_env``).
-        report: build the HTML and Markdown report (default True).
+        report: True (default) builds the HTML and Markdown report with the project's builder
+            (``reports.build.report_for_run``); False builds none; a callable ``f(run_dir, threshold) -> path``
+            is the report builder to use instead.
         divergence_threshold: the report's divergence threshold (default as ``harness run``).
         **options: ``out_dir`` (default ``reports/out``), ``run_id``, ``cache_mode``, ``cache_path``,
             ``concurrency``, ``progress``, ``retry_attempts``, ``call_timeout_s``, ``cell_timeout_s``.
@@ -112,27 +114,32 @@ def in_own_loop(fn, *args):
         return pool.submit(fn, *args).result()
 
 
-def _evaluate(opts, report: bool, threshold: float | None) -> EvalResult:
+def _evaluate(opts, report, threshold: float | None) -> EvalResult:
     from harness.run.runner import run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
+    builder = report_builder(report)
     outcome = run(opts)
-    report_path = build_report(outcome.run_dir, threshold) if report else None
+    report_path = builder(outcome.run_dir, threshold) if builder is not None else None
     return EvalResult(outcome.run_id, outcome.run_dir, outcome.store_path, report_path, outcome.counts)
 
 
-REPORTERS = "groundedness_harness.reporters"
-"""Entry-point group of report builders: ``name = "module:function"``, ``function(run_dir, threshold)``
-returns the HTML report's path. The engine names no report module; ``reports`` registers ``report``."""
+DEFAULT_REPORT_BUILDER = "reports.build:report_for_run"
+"""The builder ``report=True`` uses, by name: the engine never imports the report package (a layer above
+it); it loads this one function only when a report is asked for."""
 
 
-def build_report(run_dir: str, threshold: float | None) -> str | None:
-    """Build the run's report with the registered reporter (``report``); its path, or None if none is
-    installed."""
+def report_builder(report):
+    """The builder ``evaluate(report=...)`` asks for: a callable as given, None for False, else the default.
 
-    found = {ep.name: ep for ep in entry_points(group=REPORTERS)}
-    if "report" not in found:
+    >>> report_builder(False) is None, report_builder(print) is print
+    (True, True)
+    """
+    if callable(report):
+        return report
+    if not report:
         return None
-    return found["report"].load()(run_dir, threshold)
+    module, _, name = DEFAULT_REPORT_BUILDER.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def case_set(cases):

@@ -101,3 +101,11 @@ def test_top_level_entries_stay_few():
         return sorted(e for e in os.listdir(os.path.join(ROOT, top)) if e != "__pycache__")
     assert len(entries("harness")) <= 10, entries("harness")
     assert len(entries("reports")) <= 8, entries("reports")
+
+
+def test_the_status_type_and_the_vocabulary_name_the_same_statuses():
+    from typing import get_args
+
+    from harness.core import records, vocab
+
+    assert get_args(records.Status) == vocab.CELL_STATUSES == records.STATUSES

@@ -33,13 +33,33 @@ def test_discovering_adapters_imports_no_vendor_package():
     assert not loaded & {"ragas", "deepeval", "trulens", "openai", "langchain_core", "instructor", "nltk"}
 
 
-def test_telemetry_is_off_before_any_vendor_import():
-    code = "import harness, os, json\nprint(json.dumps({k: os.environ.get(k) for k in " \
+@pytest.mark.parametrize("first", ["harness.metric", "adapters.deepeval.faithfulness", "harness.metric.registry"])
+def test_telemetry_is_off_before_any_vendor_import(first):
+    """Every way to a vendor passes through the plug-in contract, which sets the switches on import."""
+    code = f"import {first}, os, json\nprint(json.dumps({{k: os.environ.get(k) for k in " \
            "['RAGAS_DO_NOT_TRACK', 'DEEPEVAL_TELEMETRY_OPT_OUT', 'DEEPEVAL_DISABLE_DOTENV']}))"
     env = {**os.environ, "RAGAS_DO_NOT_TRACK": "1", "DEEPEVAL_TELEMETRY_OPT_OUT": ""}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env)
     assert json.loads(out.stdout) == {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
                                       "DEEPEVAL_DISABLE_DOTENV": "1"}
+
+
+def test_importing_the_package_has_no_side_effect():
+    code = "import os, sys\nbefore = dict(os.environ); mods = set(sys.modules)\nimport harness\n" \
+           "print(dict(os.environ) == before, sorted(m for m in set(sys.modules) - mods if m.startswith('harness')))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.stdout.strip() == "True ['harness']", out.stdout + out.stderr
+
+
+def test_the_public_api_is_curated():
+    import harness
+
+    assert set(harness.__all__) == {"evaluate", "EvalResult", "Case", "Metric", "register", "__version__"}
+    from harness.core.records import Case
+    from harness.metric import Metric, register
+
+    assert (harness.Case, harness.Metric, harness.register) == (Case, Metric, register)
+    assert callable(harness.evaluate)
 
 
 def test_unknown_metric_suggests_names():

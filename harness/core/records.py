@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from harness.core.aligner import locate_unit
 from harness.core.spans import overlaps, sentence_spans, words
+from harness.core.vocab import CELL_STATUSES
 
 Label = Literal["supported", "inference", "not_found", "contradicted"]
 """A human claim label. ``inference``: follows from the context but no span states it."""
@@ -33,7 +34,8 @@ Status = Literal["scored", "unscored", "vendor_nan", "not_applicable", "error"]
 - ``error``: the cell failed (judge fault, vendor exception); never scored 0.
 """
 
-STATUSES: tuple[str, ...] = ("scored", "unscored", "vendor_nan", "not_applicable", "error")
+STATUSES: tuple[str, ...] = CELL_STATUSES
+"""The values of :data:`Status`, from the one vocabulary (:mod:`harness.core.vocab`; a test keeps the two equal)."""
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,12 @@ STATUSES: dict[str, Term] = {t.key: t for t in (
 )}
 """Every cell status, in the order counts and legends list them."""
 
+CELL_STATUSES = tuple(k for k in STATUSES if k != "missing")
+"""The statuses a stored cell can have (``missing`` is the absence of one)."""
+
+FINISHED = tuple(k for k in CELL_STATUSES if k != "error")
+"""The statuses of a finished cell: kept on resume and by the cell cache (an error is retried)."""
+
 NOT_SCORES = tuple(k for k in STATUSES if k != "scored")
 """The statuses of a cell that carries no score (never shown as a number, never 0)."""
 

@@ -40,6 +40,10 @@ def quiet_vendors() -> None:
     os.environ.update(FORCED)
 
 
+quiet_vendors()   # on import: :mod:`harness.metric` imports this module, and every metric imports harness.metric
+# (the registry too, before it loads any metric), so the switches are set before any vendor can be imported
+
+
 IMPORT_LOCK = threading.RLock()
 """Held while a process imports a vendor stack (the worker's import thread) or the embedded model's
 packages: two threads importing the same C extension at once (numpy, under a vendor stack and under

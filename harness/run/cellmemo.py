@@ -30,6 +30,7 @@ import time
 
 from harness.core import redact
 from harness.core.records import CellResult, Ledger, Quote, UnitVerdict
+from harness.core.vocab import FINISHED
 from harness.judge.gateway import CallRecord, Gateway
 from harness.judge.upstream import Cell
 from harness.run.cellwork import CellDone
@@ -37,7 +38,7 @@ from harness.run.spec import ENGINE_PACKAGES
 
 TABLE = ("CREATE TABLE IF NOT EXISTS cell_results (key TEXT PRIMARY KEY, metric TEXT NOT NULL, "
          "result TEXT NOT NULL, created REAL NOT NULL)")
-KEEP = ("scored", "unscored", "vendor_nan", "not_applicable")
+KEEP = FINISHED
 
 
 def packages_of(spec: dict, metric: str) -> dict:

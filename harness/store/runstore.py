@@ -33,6 +33,7 @@ from urllib.parse import quote
 from harness.cases.load import case_digest, case_to_json
 from harness.core.records import CellResult, Ledger
 from harness.core.redact import scrub
+from harness.core.vocab import FINISHED
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -74,7 +75,7 @@ CELL_COLUMNS = ("case_id, metric, metric_version, case_digest, status, score, re
 CALL_COLUMNS = ("case_id, metric, seq, started, latency_ms, ok, cached, attempts, prompt_tokens, completion_tokens, "
                 "request_key, step, error, usage, reply_fit")
 
-FINAL = ("scored", "unscored", "vendor_nan", "not_applicable")
+FINAL = FINISHED
 """Statuses a resumed run keeps; ``error`` cells are recomputed."""
 
 
