@@ -91,3 +91,14 @@ def test_completion_shape_has_usage():
     out = ref.completion('{"a": 1}', "reference-judge", "prompt text")
     assert out["choices"][0]["message"]["content"] == '{"a": 1}'
     assert out["usage"]["total_tokens"] == out["usage"]["prompt_tokens"] + out["usage"]["completion_tokens"]
+
+
+def test_the_label_table_is_read_from_the_metric_classes():
+    from harness.judge.reference import label_table
+    from harness.metric import registry
+
+    table = {name: answers for name, _, answers in label_table()}
+    assert table, "no metric declares a label reading"
+    for name, answers in table.items():
+        assert answers == dict(registry.get(name).label_reading.answers)
+        assert set(answers) == {"supported", "inference", "not_found", "contradicted"}, name

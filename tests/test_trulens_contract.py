@@ -2,7 +2,7 @@
 were written against (``tests/contracts/trulens.json``). A change fails here, naming the step.
 
 After a deliberate upgrade: re-read the vendor notes, check ``adapters/trulens`` (units, judge)
-against the new prompts, then regenerate the fixture (see ``adapters/trulens/_contract.py``).
+against the new prompts, then regenerate the fixture (see ``tests/contracts/trulens_capture.py``).
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ REGEN = ".venv/bin/python -m adapters.trulens._contract > tests/contracts/trulen
 
 @pytest.fixture(scope="module")
 def live():
-    from adapters.trulens import _contract
     from adapters.trulens.common import load_vendor
+    from tests.contracts import trulens_capture as _contract
 
     load_vendor()
     return _contract.capture()

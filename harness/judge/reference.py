@@ -3,27 +3,19 @@
 It answers each metric's prompts from the case's human claim labels, applying each vendor's rubric
 to those labels as the rubric's text instructs. The judge is held constant, so differences between
 metrics come only from their definitions. Each metric's reading of the labels is data on its class
-(``label_reading``, one row of the table below) and its request handling lives with its adapter
+(``label_reading``) and its request handling lives with its adapter
 (the ``judge`` handler the class names); this module dispatches to it. The annotation views the
 handlers read (judged claims, claims in a span, the abstention) are methods of the case
 (:class:`harness.core.records.Case`).
 
-The label table (changing it is a versioned change: bump ``REFERENCE_VERSION`` and the versions of
-the metrics it affects, and say so on their cards):
+The label table is not copied here: each row is the ``label_reading`` of a metric's class, and
+:func:`label_table` reads them from the registry (every metric card prints its row). Changing a row is a
+versioned change: bump the metric's version (and ``REFERENCE_VERSION`` when the shared reading of the
+labels below changes), and say so on its card.
 
-============  ==================  ===============  ================  ===========  =========================
-annotation    Ragas NLI verdict   Ragas RG rating  DeepEval verdict  TruLens 0-3  in-house span
-============  ==================  ===============  ================  ===========  =========================
-supported     1                   grounded         yes               3            supported + evidence span
-inference     1 (directly         grounded         yes               2            supported, no span
-              inferred)                                                           (so: not grounded)
-not_found     0                   not grounded     borderline        0            not_found
-contradicted  0                   not grounded     no                0            contradicted
-============  ==================  ===============  ================  ===========  =========================
-
-Ragas ResponseGroundedness: 2 if every claim is grounded, 0 if none, else 1; an answer with no
-claims asserts nothing ungrounded: 2. TruLens: a sentence scores the mean of its claims' scores,
-rounded half up. Data with RAGTruth-style spans instead of claims: each answer sentence is a claim,
+What every row shares: a ``supported`` claim has a verbatim evidence span; an ``inference`` claim follows
+from the passages but no span states it; ``not_found`` is plausible but absent; ``contradicted`` is
+contradicted. Data with RAGTruth-style spans instead of claims: each answer sentence is a claim,
 ``not_found``/``contradicted`` where it overlaps a span of that label, else ``supported``.
 """
 from __future__ import annotations
@@ -44,6 +36,17 @@ REFERENCE_VERSION = "1"
 
 MODEL_ID = "reference-judge"
 """The model id the reference judge reports."""
+
+
+def label_table() -> list[tuple[str, str, dict]]:
+    """(metric, what its answer means, annotation label -> the judge's answer) for every registered metric
+    that reads claim labels, in display order: the reference judge's label table, from the classes."""
+    out = []
+    for name in registry.names():
+        reading = registry.get(name).label_reading
+        if reading is not None:
+            out.append((name, reading.meaning, dict(reading.answers)))
+    return out
 
 
 def unannotated(cases) -> list[str]:

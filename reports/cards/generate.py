@@ -54,6 +54,17 @@ def render(data, cells, metric: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def score_range(cls) -> str:
+    """The class's ``score_range`` in words.
+
+    >>> class A: score_range = (1, 5)
+    >>> score_range(A)
+    '1 to 5'
+    """
+    lo, hi = cls.score_range
+    return f"{lo:g} to {hi:g}"
+
+
 def _facts(data, metric, info) -> list[str]:
     pk = (data.spec.get("packages") or {})
     vendor_pkg = registry.get(metric).vendor_package
@@ -62,7 +73,8 @@ def _facts(data, metric, info) -> list[str]:
     lo, hi = min(n for n, _ in calls), max(n for n, _ in calls)
     rows = [["name", f"`{metric}`, adapter version {m(info.version)}"], ["vendor", m(vendor)],
             ["unit of judgement", m(info.unit)],
-            ["score", "0 to 1, " + ("higher means better grounded" if info.higher_is_better else "lower is better")],
+            ["score", f"{score_range(registry.get(metric))}, "
+                      + ("higher means better grounded" if info.higher_is_better else "lower is better")],
             ["judge calls per answer", f"{calls[0][0]} for most canonical cases (from {lo} to {hi})"],
             ["reference label table", f"v{REFERENCE_VERSION} (`harness/judge/reference.py`)"]]
     return [table(["", ""], rows)]
@@ -75,7 +87,8 @@ def _how_to_use(data, cells, metric, text) -> list[str]:
     status_line = ", ".join(f"{vocab.status(k).named} {v}" for k, v in sorted(counts.items()))
     out = ["## How to Use", "", "```", f"harness run --metrics {metric}", "```", "", "### Inputs", "",
            text.get("Inputs", DEFAULT_INPUTS), "", "### Output Values", "",
-           text.get("Output Values", "A score from 0 to 1 per answer, or a cell that is not a score: "
+           text.get("Output Values", f"A score from {score_range(registry.get(metric))} per answer, or a cell "
+                    "that is not a score: "
                     + "; ".join(f"{t.named}: {t.explain}" for k, t in vocab.STATUSES.items()
                                 if k not in ("scored", "missing"))
                     + f". {vocab.DEGENERATE.explain.capitalize()} ({vocab.DEGENERATE.short})."), "",

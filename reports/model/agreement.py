@@ -176,11 +176,12 @@ def _claim_level(data, metric: str, ids: list[str], resamples: int) -> dict[str,
 def reading(data) -> str:
     """What the figures mean under this run's judge."""
     if data.is_reference:
+        unjudged = [m for m in data.metrics if not getattr(data.info[m].cls, "uses_judge", True)]
+        model = (f" The verdicts of {', '.join(unjudged)} come from no judge (e.g. an embedding model's "
+                 "similarity), not from the labels, so their figures are that method's own." if unjudged else "")
         return ("Judge: reference (annotation-driven). These figures are each definition's ceiling: the agreement "
                 "a judge that reads the labels perfectly reaches under that metric's definition (a real judge "
-                "reads each prompt its own way). The similarity check of baseline.similarity and of the "
-                "cascade's filter is the embedding model's own, not the labels', so their figures are the "
-                "model's.")
+                "reads each prompt its own way)." + model)
     return ("Judge: a model. These figures are the judge-and-definition agreement: how far this judge, under "
             "each metric's definition, agrees with the people who labelled the answers.")
 

@@ -6,7 +6,7 @@ Imports vendor code at module level (the leading ``_`` keeps adapter discovery a
 parsing code changed. After a deliberate upgrade, re-read the vendor notes, check the adapters and
 the reference handlers against the new prompts, then regenerate the fixture with::
 
-    .venv/bin/python -m adapters.trulens._contract > tests/contracts/trulens.json
+    .venv/bin/python -m tests.contracts.trulens_capture > tests/contracts/trulens.json
 """
 from __future__ import annotations
 
