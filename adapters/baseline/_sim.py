@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from harness.core.spans import sentence_spans
-from harness.metric.protocol import RunOption
+from harness.metric import RunOption
 
 DEFAULT_THRESHOLD = 0.80
 """The seeds' threshold: a sentence is grounded when its best similarity is at least this."""

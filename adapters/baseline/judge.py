@@ -2,7 +2,7 @@
 embeddings are served by the gateway's embedding model), so any chat request is unrecognised."""
 from __future__ import annotations
 
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.metric import JudgeRequest, UnrecognisedRequest
 
 
 def similarity_reply(req: JudgeRequest) -> str:

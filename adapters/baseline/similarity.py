@@ -17,7 +17,7 @@ verdicts are the model's, not the labels'.
 from __future__ import annotations
 
 from harness.core.records import Case, CellResult, UnitVerdict
-from harness.metric.protocol import Endpoint, JudgeRequest, register
+from harness.metric import Endpoint, JudgeRequest, register
 
 from adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
 

@@ -3,7 +3,7 @@ verify step, answered by the in-house handler (``adapters/inhouse/judge.py``), w
 answer sentence from the labels of the claims in it."""
 from __future__ import annotations
 
-from harness.metric.protocol import JudgeRequest
+from harness.metric import JudgeRequest
 
 
 def cascade_reply(req: JudgeRequest) -> str:

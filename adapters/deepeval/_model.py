@@ -32,7 +32,7 @@ from __future__ import annotations
 from harness.core.records import CellResult
 
 # harness first: importing it forces the vendor switches (telemetry off, no dotenv) before deepeval
-from harness.metric.protocol import Endpoint
+from harness.metric import Endpoint
 
 from deepeval.metrics import FaithfulnessMetric
 from deepeval.models import OpenAIModel

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from harness.metric.protocol import Shim
+from harness.metric import Shim
 
 SHIM = Shim("adapters/deepeval/_usage.py", " ".join(__doc__.split("\n\n", 1)[1].split()).replace("``", "`"))
 """The shim as the DeepEval cards show it (the paragraph above)."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.core.vocab import FLAGS, Flag
-from harness.metric.protocol import Endpoint, LabelReading, UnitCredit, register
+from harness.metric import Endpoint, LabelReading, UnitCredit, register
 
 from adapters.deepeval._usage import SHIM as USAGE_SHIM
 

@@ -30,7 +30,7 @@ import re
 
 from harness.core.records import Case, Claim
 from harness.core.spans import sentence_spans
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.metric import JudgeRequest, UnrecognisedRequest
 
 from adapters.deepeval.faithfulness import DeepEvalFaithfulnessBase
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from harness.core.spans import find_verbatim
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.metric import JudgeRequest, UnrecognisedRequest
 
 from adapters.inhouse.span import CLAIMS_MARKER, InhouseSpan
 

@@ -23,7 +23,7 @@ import re
 from importlib import resources
 
 from harness.core.records import Case, CellResult, Quote, UnitVerdict
-from harness.metric.protocol import Endpoint, LabelReading, UnrecognisedRequest, register
+from harness.metric import Endpoint, LabelReading, UnrecognisedRequest, register
 
 PROMPT_VERSION = "v1"
 VERDICTS = ("supported", "contradicted", "not_found")

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from harness.metric.protocol import Endpoint
+from harness.metric import Endpoint
 
 INSTRUCTOR_ATTEMPTS = 3
 """Attempts instructor makes per step on parse errors: its own default (``max_retries=3`` is

@@ -1,7 +1,7 @@
 """What the two Ragas adapters share: the documented shim and the deviations from stock use (no vendor import)."""
 from __future__ import annotations
 
-from harness.metric.protocol import Shim
+from harness.metric import Shim
 
 SHIMS = (
     Shim("adapters/ragas/_llm.py",

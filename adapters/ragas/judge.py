@@ -35,7 +35,7 @@ import json
 from dataclasses import dataclass
 
 from harness.core.records import Case, Claim
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.metric import JudgeRequest, UnrecognisedRequest
 
 from adapters.ragas.faithfulness import RagasFaithfulness
 from adapters.ragas.response_groundedness import RagasResponseGroundedness

@@ -25,7 +25,7 @@ import math
 
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.core.vocab import FLAGS, Flag
-from harness.metric.protocol import Endpoint, LabelReading, register
+from harness.metric import Endpoint, LabelReading, register
 
 from adapters.ragas.common import DEVIATIONS, SHIMS
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 
 from harness.core.records import Case, CellResult, UnitVerdict
-from harness.metric.protocol import Endpoint, UnitCredit, register
+from harness.metric import Endpoint, UnitCredit, register
 
 from adapters.trulens.common import CARD_COMMON, REQUIRES, SHIMS, VENDOR_VERSION, citation_markers, load_vendor
 from adapters.trulens.units import UNPARSABLE, evidence_text

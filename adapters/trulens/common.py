@@ -7,7 +7,7 @@ import re
 
 from harness.core.records import Case
 from harness.core.vocab import FLAGS, Flag
-from harness.metric.protocol import LabelReading, Shim
+from harness.metric import LabelReading, Shim
 
 VENDOR_VERSION = "2.16.0"
 """The pinned ``trulens-core`` / ``trulens-feedback`` version the adapters and the contract fixture

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 
 from harness.core.records import Case, CellResult
-from harness.metric.protocol import Endpoint, UnitCredit, register
+from harness.metric import Endpoint, UnitCredit, register
 
 from adapters.trulens.common import (
     CARD_COMMON,

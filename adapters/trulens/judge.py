@@ -46,7 +46,7 @@ import re
 
 from harness.core.records import Case, Claim
 from harness.core.spans import overlaps
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.metric import JudgeRequest, UnrecognisedRequest
 
 from adapters.trulens.common import LABEL_READING, join_source
 
