@@ -174,7 +174,8 @@ def metric_args(args) -> tuple[dict[str, dict], list[str]]:
                 raise BadInput(f"{opt.flag}: {e}") from None
         for name in names:
             args_of.setdefault(name, {})[opt.arg] = value
-        said.append((names, opt.describe(value)))
+        if value is not None:   # an option left unset (no default) is not worth a word in the header
+            said.append((names, opt.describe(value)))
     return args_of, said
 
 
