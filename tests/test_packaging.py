@@ -77,10 +77,14 @@ def test_version(capsys):
     assert e.value.code == 0 and capsys.readouterr().out.strip() == f"harness {PYPROJECT['project']['version']}"
 
 
-def test_canonical_cases_are_package_data():
+def test_canonical_cases_are_package_data_in_one_copy():
+    """The cases ship in the package; datasets/canonical.jsonl in a clone is a link to that one file."""
+    import os
+
     from harness.cases.defaults import packaged_cases
 
-    assert open(packaged_cases(), "rb").read() == open(CANONICAL, "rb").read()
+    assert os.path.isfile(packaged_cases()) and not os.path.islink(packaged_cases())
+    assert os.path.islink(CANONICAL) and os.path.samefile(CANONICAL, packaged_cases())
 
 
 def test_a_metric_whose_vendor_is_missing_is_unavailable(monkeypatch, capsys):

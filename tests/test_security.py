@@ -281,7 +281,7 @@ def test_judge_text_in_the_report_is_escaped(canonical, tmp_path):
     from harness.store.runstore import RunStore
 
     cases = CaseSet(canonical.path, (canonical.by_id("cookie-yield"),), canonical.sha256)
-    metrics = [m for m in ("inhouse.span", "deepeval.faithfulness") if m in __import__("harness").registry.names()]
+    metrics = [m for m in ("inhouse.span", "deepeval.faithfulness") if m in __import__("harness.metric.registry", fromlist=["names"]).names()]
     out = run(RunOptions(cases=cases, metrics=metrics, out_dir=str(tmp_path), run_id="xss", progress=False,
                          upstream_wrapper=ScriptInReasons))
     s = RunStore.open(out.store_path)
