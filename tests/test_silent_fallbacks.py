@@ -42,7 +42,8 @@ def refuse_responses_api(body) -> None:
     by chat completions without a format, where a model's reply can be anything, as these tests need
     (a server that honours TruLens's json_schema cannot send a score that is not a number)."""
     if is_responses(body):
-        raise UpstreamError("judge HTTP 400: not supported", status=400, retryable=False, body=NO_RESPONSES_API)
+        raise UpstreamError("judge HTTP 400: The Responses API is not supported by this server", status=400,
+                            retryable=False, body=NO_RESPONSES_API)
 
 
 class Garble(ReferenceUpstream):
