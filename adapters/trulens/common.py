@@ -175,9 +175,10 @@ server: OpenAI-like, chat-only answering the Responses API with 400, chat-only a
   the 400 servers, every score equals stock's; against the 404 server stock raises on every scored call
   and the harness scores what stock scores against the 400 server. With the provider it replaces
   (chat completions carrying a json_schema for every call) the harness differed from stock on
-  1 of the 32 cases for each groundedness variant against both chat-only servers (cite-refund-both-one:
-  stock 0.17 through TruLens's reformat call on a free-text reply, harness 0.00), on none against the OpenAI-like
-  server, and it asked every server by chat completions with a json_schema, which stock never sends.
+  1 of the 32 cases for each groundedness variant against both chat-only servers
+  (cite-refund-both-one: stock 0.17 through TruLens's reformat call on a free-text reply, harness
+  0.00), on none against the OpenAI-like server, and it asked every server by chat completions with
+  a json_schema, which stock never sends.
 - Retries and pace: TruLens's own retries are off (`endpoint.retries = 0`, stock: 3 with 2/4/8 s
   sleeps) and its pace is unlimited (stock: 60 requests a minute). Reason: the harness gateway owns
   transport retries and timeouts.
