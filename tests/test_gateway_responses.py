@@ -4,13 +4,14 @@ chat-only server's 404 or 400 included (recorded as a refusal, not a judge failu
 fallback decides). The reference judge answers it as an OpenAI-like server."""
 from __future__ import annotations
 
-import httpx
-import pytest
-
 from harness.judge.cache import request_key
 from harness.judge.gateway import Gateway
 from harness.judge.responses_api import chat_view, is_responses
 from harness.judge.upstream import HttpUpstream, ReferenceUpstream
+
+import httpx
+import pytest
+
 from tests.judges.realistic import MODEL, serve
 
 PROMPT = ("Based on the given text, please extract a comprehensive list of FACTUAL, undisputed truths, that can "

@@ -31,11 +31,12 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-import pytest
-
 from harness.cases.load import load_cases
 from harness.run.runner import JudgeConfig, RunOptions, run
 from harness.store.runstore import RunStore
+
+import pytest
+
 from tests.conftest import CANONICAL, ROOT
 from tests.judges.realistic import MODEL, SERVER_MODES, start
 

@@ -40,7 +40,8 @@ from harness.judge.budget import CellBudgets
 from harness.judge.cache import MODES, JudgeCache, is_sampled, request_key
 from harness.judge.embeddings import LocalEmbeddings, answer
 from harness.judge.replies import reply_fit
-from harness.judge.responses_api import ROUTE as RESPONSES, chat_view, is_refusal, is_responses
+from harness.judge.responses_api import ROUTE as RESPONSES
+from harness.judge.responses_api import chat_view, is_refusal, is_responses
 from harness.judge.upstream import Cell, ReferenceUpstream, RetryPolicy, UpstreamError, call_with_retries
 
 

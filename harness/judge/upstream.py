@@ -25,7 +25,8 @@ from harness.cases.load import case_digest
 from harness.core import redact
 from harness.judge.cache import judge_identity
 from harness.judge.reference import REFERENCE_VERSION, ReferenceJudge
-from harness.judge.responses_api import ROUTE as RESPONSES, chat_view, error_body, is_responses, response_of
+from harness.judge.responses_api import ROUTE as RESPONSES
+from harness.judge.responses_api import chat_view, error_body, is_responses, response_of
 from harness.metric import registry
 from harness.metric.protocol import UnrecognisedRequest
 
