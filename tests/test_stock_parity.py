@@ -35,6 +35,7 @@ from harness.cases.load import load_cases
 from harness.run.runner import JudgeConfig, RunOptions, run
 from harness.store.runstore import RunStore
 
+import httpx
 import pytest
 
 from tests.conftest import CANONICAL, ROOT
@@ -97,6 +98,25 @@ ALLOWED = (
 )
 
 
+class JudgeProcess:
+    """A realistic judge served by its own process (``python -m tests.judges.realistic``): the stock side's
+    judge. In the test's own process its threads would wait on the harness run (one interpreter lock), and
+    on a busy machine stock DeepEval, which opens a new connection per call, then meets connect timeouts
+    (``APIConnectionError``) that are the test's doing, not the metric's."""
+
+    def __init__(self, mode: str):
+        self.proc = subprocess.Popen([sys.executable, "-m", "tests.judges.realistic", "--port", "0", "--mode", mode],
+                                     cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        self.url = json.loads(self.proc.stdout.readline())["url"]
+
+    def stats(self) -> dict:
+        return httpx.get(self.url.removesuffix("/v1") + "/stats", timeout=60).json()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
 def _cases_file(tmp: str) -> str:
     """The canonical cases plus the citation cases, as one JSONL file."""
     path = os.path.join(tmp, "cases.jsonl")
@@ -136,7 +156,7 @@ def _harness(cases, url: str, mode: str, out: str) -> dict:
 def parity(tmp_path_factory):
     tmp = str(tmp_path_factory.mktemp("parity"))
     cases = load_cases(_cases_file(tmp))
-    stock_judges = {m: start(mode=m) for m in SERVER_MODES}
+    stock_judges = {m: JudgeProcess(m) for m in SERVER_MODES}   # their own processes: no GIL shared with the run
     harness_judges = {m: start(mode=m) for m in SERVER_MODES}
     try:
         procs = _stock_processes(tmp, cases, stock_judges)
@@ -151,7 +171,9 @@ def parity(tmp_path_factory):
                 stock[m].update(data["runs"].get(stock_judges[m].url, {}))
         books = {m: (stock_judges[m].stats(), harness_judges[m].stats()) for m in SERVER_MODES}
     finally:
-        for s in (*stock_judges.values(), *harness_judges.values()):
+        for j in stock_judges.values():
+            j.stop()
+        for s in harness_judges.values():
             s.server.shutdown()
             s.server.server_close()
     with open(os.path.join(tmp, "parity-data.json"), "w", encoding="utf-8") as fh:
