@@ -4,7 +4,8 @@ says so in its reason, and the report counts such cells per metric."""
 from __future__ import annotations
 
 from harness.judge.reference import completion
-from harness.judge.upstream import ReferenceUpstream
+from harness.judge.responses_api import is_responses
+from harness.judge.upstream import ReferenceUpstream, UpstreamError
 from harness.run.runner import RunOptions, run
 
 import pytest
@@ -32,14 +33,28 @@ def _system(body) -> str:
     return str(((body.get("messages") or [{}])[0]).get("content") or "")
 
 
+NO_RESPONSES_API = {"error": {"message": "The Responses API is not supported by this server",
+                              "type": "invalid_request_error"}}
+
+
+def refuse_responses_api(body) -> None:
+    """Answer a Responses API request as a chat-only server does (400 "not supported"): TruLens then asks
+    by chat completions without a format, where a model's reply can be anything, as these tests need
+    (a server that honours TruLens's json_schema cannot send a score that is not a number)."""
+    if is_responses(body):
+        raise UpstreamError("judge HTTP 400: The Responses API is not supported by this server", status=400,
+                            retryable=False, body=NO_RESPONSES_API)
+
+
 class Garble(ReferenceUpstream):
-    """The reference judge, except requests matching ``when(body)`` get ``content`` back."""
+    """The reference judge as a chat-only server, except requests matching ``when(body)`` get ``content`` back."""
 
     def __init__(self, cases, when, content: str):
         super().__init__({("test", c.id): c for c in cases})
         self.when, self.content = when, content
 
     async def complete(self, cell, body):
+        refuse_responses_api(body)
         if self.when(body):
             return completion(self.content, body.get("model") or "x", _user(body))
         return await super().complete(cell, body)
@@ -108,6 +123,7 @@ def test_the_report_counts_fallback_cells_per_metric(cases, tmp_path):
                 return inner.scope(cell)
 
             async def complete(self, cell, body):
+                refuse_responses_api(body)
                 if _system(body).startswith(ABSTENTION) or _user(body).startswith(RG_JUDGE2) \
                         or "Correct your JSON" in _user(body):
                     return completion("no idea", body.get("model") or "x", _user(body))

@@ -94,7 +94,7 @@ def test_routes_headers_and_unknown_paths():
         client = httpx.Client(transport=GatewayTransport(gw), base_url="http://anything")
         by_header = client.post("/v1/chat/completions", json=BODY, headers={"X-Harness-Cell": "r/c%2Fx/m"})
         no_header = client.post("/v1/chat/completions", json=BODY)
-        unknown = client.post("/v1/responses", json=BODY)
+        unknown = client.post("/v1/completions", json=BODY)   # the legacy completions API: not served
         ledger, _ = gw.take("r", "c/x", "m")
     assert by_header.json()["choices"][0]["message"]["content"] == "m: hi" and ledger.calls == 1
     assert no_header.status_code == 400 and "X-Harness-Cell" in no_header.json()["error"]["message"]
@@ -228,7 +228,7 @@ def test_post_json_errors_and_timeouts_name_the_status_and_the_call_still_comple
         with pytest.raises(JudgeHTTPError, match="judge HTTP 400: request body needs a 'messages' list") as bad:
             await ep.post_json("chat/completions", {"model": "m"})
         with pytest.raises(JudgeHTTPError, match="judge HTTP 404"):
-            await ep.post_json("responses", BODY)
+            await ep.post_json("completions", BODY)
         await gw.settle("r", "c", "m", 5)
         ledger, _ = gw.take("r", "c", "m")
         with pytest.raises(JudgeHTTPError, match="judge HTTP 409: cell r/c/m is finished"):

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from harness.cases.load import load_cases
+from harness.judge.responses_api import chat_view, is_responses
 from harness.judge.upstream import ReferenceUpstream
 
 import pytest
@@ -94,20 +95,24 @@ def _step_of(system: str) -> str:
     ("trulens.citation", "citations-correct", {"citation"}),
 ])
 def test_requests_sent_are_the_recorded_steps(metric, case_id, steps):
-    """What the adapters really send: every system prompt is a recorded one, and scored steps carry
-    the recorded schema as a strict json_schema response_format."""
+    """What the adapters really send: every system prompt is a recorded one; scored steps go to the
+    Responses API carrying the recorded schema as a strict json_schema ``text.format``, as stock's
+    ``OpenAI`` provider sends them to an OpenAI-like server (the reference judge is one); the trivial
+    filter goes to chat completions with no format, temperature 0 and seed 123, as stock sends it."""
     case = load_cases(CANONICAL).by_id(case_id)
     up = Recording(case)
     assert score_one(metric, case, upstream=up).result.status == "scored"
     seen = set()
     for body in up.bodies:
-        step = _step_of(body["messages"][0]["content"])
+        scored = is_responses(body)
+        step = _step_of((chat_view(body) if scored else body)["messages"][0]["content"])
         seen.add(step)
-        rf = body.get("response_format")
         if step == "trivial":
-            assert rf is None and body["temperature"] == 0.0
+            assert not scored and "response_format" not in body and (body["temperature"], body["seed"]) == (0.0, 123)
             continue
         name = "BaseFeedbackResponse" if step in ("abstention", "answerability") else "ChainOfThoughtResponse"
-        assert rf["type"] == "json_schema" and rf["json_schema"]["name"] == name, step
-        assert rf["json_schema"]["schema"] == FIXTURE["schemas"][name] and rf["json_schema"]["strict"] is True
+        fmt = body["text"]["format"]
+        assert scored and fmt["type"] == "json_schema" and fmt["name"] == name and fmt["strict"] is True, step
+        assert set(fmt["schema"]["properties"]) == set(FIXTURE["schemas"][name]["properties"])
+        assert body["temperature"] == 0.0 and "seed" not in body
     assert seen == steps

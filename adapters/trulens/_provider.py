@@ -1,19 +1,23 @@
-"""A TruLens ``LLMProvider`` that makes plain chat-completion calls to the cell's gateway URL.
+"""A TruLens ``LLMProvider`` that sends the cell's gateway what stock TruLens's OpenAI provider sends.
 
 Imports vendor code at module level (the leading ``_`` keeps adapter discovery away from it).
 
-Why not the stock ``trulens.providers.openai.OpenAI`` provider (vendor notes section 2.1): it tries
-the Responses API (``POST /v1/responses``) first, which the gateway does not serve, and constructing
-it wraps the openai SDK's ``Completions.create`` / ``Responses.create`` for the whole process. This
-subclass overrides only ``_create_chat_completion``, the one method every TruLens feedback call
-goes through, so all of TruLens's prompting, parsing and aggregation code runs unchanged:
+Why not the stock ``trulens.providers.openai.OpenAI`` provider itself (vendor notes section 2.1):
+constructing it wraps the openai SDK's ``Completions.create`` / ``Responses.create`` for the whole
+process (every vendor's client in a worker would be instrumented), and it keeps what it learns about a
+server in a process-wide cache keyed by the model name. This subclass overrides only
+``_create_chat_completion``, the one method every TruLens feedback call goes through, so all of
+TruLens's prompting, parsing and aggregation code runs unchanged, and sends what the stock provider
+sends (:mod:`adapters.trulens._sequence`: the Responses API first for scored calls, chat completions
+without ``response_format`` when the server has none, the same parameters), on the client from
+``endpoint.openai()`` (the run's shared connection pool, SDK retries off; no other client, no global key):
 
-- one ``POST .../chat/completions`` per TruLens request, on the client from ``endpoint.openai()``
-  (the run's shared connection pool, SDK retries off). No other client, no global key;
-- scored calls carry TruLens's own pydantic schema (``BaseFeedbackResponse`` /
-  ``ChainOfThoughtResponse``) as a ``json_schema`` ``response_format`` (strict);
-- ``temperature`` defaults to 0.0 where TruLens passes none (the trivial filter), as the stock
-  provider's chat path does; reasoning models get TruLens's ``reasoning_effort`` instead;
+- against an OpenAI-like judge, scored calls go to ``POST .../responses`` with TruLens's own pydantic
+  schema (``BaseFeedbackResponse`` / ``ChainOfThoughtResponse``) as a strict json_schema ``text.format``,
+  and TruLens gets the parsed object, as from stock;
+- against a chat-only judge, the cell's first scored call learns that (a 400 "not supported", or a
+  404, where stock fails: the card says so), and every call goes to ``POST .../chat/completions``
+  without ``response_format``, ``temperature`` 0.0 and ``seed`` 123, as stock's fallback sends;
 - TruLens's own retries are off (``endpoint.retries = 0``) and its pace is set far above any real
   rate (``RPM``): the harness gateway owns retries, backoff and timeouts.
 
@@ -32,6 +36,8 @@ from trulens.core.feedback.endpoint import Endpoint as TruEndpoint
 from trulens.core.feedback.feedback import GroundednessConfigs
 from trulens.feedback import LLMProvider
 
+from adapters.trulens import _sequence
+
 ABSTENTION_PROMPT = "You are a ABSTENTION classifier"
 """Start of TruLens's abstention-classifier system prompt (pinned by the contract test's templates)."""
 
@@ -43,12 +49,6 @@ CONFIGS = GroundednessConfigs(use_sent_tokenize=True, filter_trivial_statements=
 """TruLens's defaults, passed explicitly: keyword flags are silently ignored (vendor notes 3.1)."""
 
 
-def json_schema_format(model: type[pydantic.BaseModel]) -> dict:
-    """``response_format`` for one of TruLens's pydantic response schemas."""
-    return {"type": "json_schema", "json_schema": {
-        "name": model.__name__, "schema": model.model_json_schema(), "strict": True}}
-
-
 class GatewayProvider(LLMProvider):
     """TruLens provider bound to one cell's gateway endpoint."""
 
@@ -56,6 +56,7 @@ class GatewayProvider(LLMProvider):
     _filter_log: list = pydantic.PrivateAttr(default_factory=list)
     _failures: list = pydantic.PrivateAttr(default_factory=list)
     _fallbacks: list = pydantic.PrivateAttr(default_factory=list)
+    _caps: Any = pydantic.PrivateAttr(default_factory=_sequence.Capabilities)
 
     def __init__(self, endpoint):
         """``endpoint``: the cell's :class:`harness.metric.protocol.Endpoint`."""
@@ -65,20 +66,19 @@ class GatewayProvider(LLMProvider):
         self._client = endpoint.openai()
 
     def _create_chat_completion(self, prompt: Optional[str] = None, messages: Optional[Sequence[dict]] = None,
-                                response_format: Optional[type[pydantic.BaseModel]] = None, **kwargs) -> str:
+                                response_format: Optional[type[pydantic.BaseModel]] = None,
+                                reasoning_effort: Optional[str] = None, **kwargs):
+        """Stock's request for this call (:func:`adapters.trulens._sequence.send`): the Responses API's
+        parsed object, or the chat completion's text."""
         msgs = list(messages) if messages is not None else [{"role": "system", "content": prompt}]
-        if response_format is not None:
-            kwargs["response_format"] = json_schema_format(response_format)
-        if "reasoning_effort" not in kwargs and not self._is_reasoning_model():
-            kwargs.setdefault("temperature", 0.0)
+        params = _sequence.prepare(self.model_engine, kwargs, reasoning_effort)
         try:
-            reply = self._client.chat.completions.create(model=self.model_engine, messages=msgs, **kwargs)
+            return _sequence.send(self._client, self._caps, msgs, response_format, params)
         except Exception as e:
             # TruLens swallows some failures (the trivial filter proceeds with all statements, a failed
             # abstention check means "not an abstention"): record them so the cell can say so.
             self._failures.append(f"{type(e).__name__} on: {str(msgs[0].get('content', ''))[:50]}")
             raise
-        return reply.choices[0].message.content or ""
 
     def generate_score(self, system_prompt: str, user_prompt: Optional[str] = None, *args, **kwargs) -> float:
         """TruLens's own ``generate_score``, observed: when the answerability variant's abstention check

@@ -127,8 +127,11 @@ def load_vendor():
 
 CARD_COMMON = """\
 Implementation: the real TruLens {version} feedback function, called directly on a provider (no
-TruSession, no database). The provider is a small `LLMProvider` subclass that sends every TruLens
-request as one plain chat-completion call to the harness gateway (TruLens's own retries off, pace
+TruSession, no database). The provider is a small `LLMProvider` subclass that sends the harness
+gateway what TruLens's own `OpenAI` provider sends (`adapters/trulens/_sequence.py`): each scored
+call goes to the Responses API first, with TruLens's schema as a strict json_schema; against a judge
+that has no Responses API, every call goes to chat completions without `response_format`
+(temperature 0.0, seed 123), as the stock provider's fallback sends (TruLens's own retries off, pace
 unlimited: the harness owns retries). Options go through `GroundednessConfigs`
 (use_sent_tokenize=True, filter_trivial_statements=True: TruLens's defaults, made explicit).
 
@@ -156,14 +159,26 @@ whose score does not parse out of its mean. A cell that still scores after any o
 `abstention_check_fallback` or `unparsable_sentence_dropped`), its reason says what TruLens did, and
 the report counts such cells per metric; any other failed judge call fails the cell.
 
-Deviations from stock use (the stock-parity test `tests/test_stock_parity.py` scores every canonical
-case with TruLens's own `OpenAI` provider pointed straight at the realistic test judge and gets the
-same scores):
-- The provider: the stock `OpenAI` provider tries the Responses API first and falls back to chat
-  completions without `response_format`; the harness's provider sends each request once, as chat
-  completions carrying TruLens's own schema as a json_schema `response_format`. Reason: the gateway
-  serves chat completions, and the stock provider patches the openai SDK process-wide. The prompts
-  and TruLens's parsing of the reply are the same.
+Deviations from stock use (the stock-parity test `tests/test_stock_parity.py` scores the 24
+canonical cases and 8 more with citation markers with TruLens's own `OpenAI` provider, in a process
+that imports nothing of the harness, pointed straight at the realistic test judge as three kinds of
+server: OpenAI-like, chat-only answering the Responses API with 400, chat-only answering it with 404):
+- The provider (a shim): the harness does not construct TruLens's `OpenAI` provider, because that
+  wraps the openai SDK's create methods for the whole process and keeps what it learns about a server
+  per process and model name. Its own provider reproduces that provider's requests and fallbacks
+  (the Responses API first for scored calls; chat completions without `response_format` once the
+  server refuses it), with three differences: a 404 from the Responses API (what llama.cpp's server
+  answers) is taken as "no Responses API", like stock's 400 "not supported", so the harness follows
+  stock's own fallback where stock fails every scored call (RuntimeError after 4 attempts); the server
+  is probed once per cell rather than once per process; every chat call carries seed 123 (stock leaves
+  it off its first fallback call). Measured effect on the 32 parity cases: against the OpenAI-like and
+  the 400 servers, every score equals stock's; against the 404 server stock raises on every scored call
+  and the harness scores what stock scores against the 400 server. With the provider it replaces
+  (chat completions carrying a json_schema for every call) the harness differed from stock on
+  1 of the 32 cases for each groundedness variant against both chat-only servers
+  (cite-refund-both-one: stock 0.17 through TruLens's reformat call on a free-text reply, harness
+  0.00), on none against the OpenAI-like server, and it asked every server by chat completions with
+  a json_schema, which stock never sends.
 - Retries and pace: TruLens's own retries are off (`endpoint.retries = 0`, stock: 3 with 2/4/8 s
   sleeps) and its pace is unlimited (stock: 60 requests a minute). Reason: the harness gateway owns
   transport retries and timeouts.

@@ -28,6 +28,8 @@ def usage_of(resp) -> tuple[int, int, bool]:
     usage = resp.get("usage") if isinstance(resp, dict) else None
     if not isinstance(usage, dict):
         return 0, 0, False
+    if "prompt_tokens" not in usage and "input_tokens" in usage:   # a Responses API ``response``
+        usage = {"prompt_tokens": usage["input_tokens"], "completion_tokens": usage.get("output_tokens", 0)}
     out = []
     for key in ("prompt_tokens", "completion_tokens"):
         v = usage.get(key, 0)
@@ -45,6 +47,7 @@ default, at no cost), so it counts in the totals but not in the judge's billed o
 def add_call(ledger, rec):
     """The ledger with one call record added (see :class:`harness.core.records.Ledger` for the fields)."""
     judge = getattr(rec, "step", "") != EMBEDDINGS_STEP
+    refused = getattr(rec, "refused", False)   # a chat-only judge refusing the Responses API: not a failure
     billed = rec.ok and not rec.cached and judge
     return replace(
         ledger, calls=ledger.calls + 1, prompt_tokens=ledger.prompt_tokens + rec.prompt_tokens,
@@ -56,8 +59,8 @@ def add_call(ledger, rec):
         usage_missing=ledger.usage_missing + int(billed and not rec.usage),
         format_misfits=ledger.format_misfits + int(rec.reply_fit not in (None, "fits", "not asked")),
         latency_ms=ledger.latency_ms + rec.latency_ms, cache_hits=ledger.cache_hits + int(rec.cached),
-        errors=ledger.errors + int(not rec.ok), retries=ledger.retries + max(0, rec.attempts - 1),
-        last_error=rec.error if rec.error else ledger.last_error)
+        errors=ledger.errors + int(not rec.ok and not refused), retries=ledger.retries + max(0, rec.attempts - 1),
+        last_error=rec.error if rec.error and not refused else ledger.last_error)
 
 
 @dataclass(frozen=True)

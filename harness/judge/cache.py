@@ -29,6 +29,7 @@ import time
 from urllib.parse import urlsplit, urlunsplit
 
 from harness.core.redact import has_secret
+from harness.judge.responses_api import is_responses, key_fields
 
 MODES = ("live", "record", "replay")
 
@@ -94,6 +95,8 @@ def request_key(body: dict, scope: str = "", repeat: int = 0) -> str:
         "scope": scope,
         "repeat": repeat,
     }
+    if is_responses(body):   # a Responses API request: its own fields (chat requests' keys are unchanged)
+        canon.update(key_fields(body))
     blob = json.dumps(canon, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 

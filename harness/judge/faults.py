@@ -284,11 +284,22 @@ def _with_content(resp: dict, kind: str, u: float) -> dict:
         choice = out["choices"][0]
         msg = choice["message"]
     except (KeyError, IndexError, TypeError):
-        return out
+        return _with_output_text(out, kind, u)
     if isinstance(msg.get("content"), str):
         msg["content"] = corrupt(kind, msg["content"], u)
     if kind == "truncated":
         choice["finish_reason"] = "length"
+    return out
+
+
+def _with_output_text(out: dict, kind: str, u: float) -> dict:
+    """The content fault on a Responses API ``response`` (its output text; truncated: status incomplete)."""
+    for item in out.get("output") or []:
+        for part in (item.get("content") or []) if isinstance(item, dict) else []:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                part["text"] = corrupt(kind, part["text"], u)
+    if kind == "truncated" and "output" in out:
+        out["status"], out["incomplete_details"] = "incomplete", {"reason": "max_output_tokens"}
     return out
 
 

@@ -15,9 +15,13 @@ function answers every request, :meth:`Gateway.handle`, reached two ways:
   :meth:`Gateway.start` serves aiohttp routes on its own event loop in a daemon thread. It binds
   127.0.0.1 only and never logs a key.
 
+Routes: chat completions, the Responses API (``/v1/responses``: forwarded as the vendor sent it, the
+judge's answer handed back as it came, a chat-only server's 404 or 400 included, so the vendor's own
+probing and fallbacks decide; :mod:`harness.judge.responses_api`), embeddings and models.
+
 The standalone reference judge (``harness judge serve``) is the same server with the reference
-upstream; it also accepts ``POST /v1/chat/completions`` attributed by the ``X-Harness-Cell`` header,
-which is how a run pointed at it through ``--judge-url`` names its cells.
+upstream; it also accepts ``POST /v1/chat/completions`` and ``POST /v1/responses`` attributed by the
+``X-Harness-Cell`` header, which is how a run pointed at it through ``--judge-url`` names its cells.
 """
 from __future__ import annotations
 
@@ -36,11 +40,19 @@ from harness.judge.budget import CellBudgets
 from harness.judge.cache import MODES, JudgeCache, is_sampled, request_key
 from harness.judge.embeddings import LocalEmbeddings, answer
 from harness.judge.replies import reply_fit
+from harness.judge.responses_api import ROUTE as RESPONSES
+from harness.judge.responses_api import chat_view, is_refusal, is_responses
 from harness.judge.upstream import Cell, ReferenceUpstream, RetryPolicy, UpstreamError, call_with_retries
 
 
 class ReplayMiss(Exception):
     pass
+
+
+REFUSED = "x_harness_refused"
+"""The cache entry of a judge's refusal of the Responses API (``{REFUSED: {status, error, body}}``): the
+one error the cache keeps, because it is what the server is (chat-only), not a fault, and a replayed run
+must see it to take the same fallback as the recorded one."""
 
 
 @dataclass
@@ -64,6 +76,10 @@ class CallRecord:
     reply_fit: str | None = None
     """Did the reply fit the requested ``response_format``: ``fits``, ``not asked`` or the misfit (an
     observation; the reply is handed on as it came); None when there was no reply."""
+    refused: bool = False
+    """The judge refused a Responses API request (a chat-only server: 404, or 400 "not supported":
+    :func:`harness.judge.responses_api.is_refusal`). The refusal went back to the vendor as it came, and the vendor's own fallback decides
+    (stock TruLens falls back to chat completions); it is a call, not a judge failure."""
 
 
 @dataclass
@@ -75,7 +91,9 @@ class _CellBook:
 
 def step_hint(body: dict) -> str:
     """A short label for the request, for the ledger: the json_schema name, else the start of the
-    last user message."""
+    last user message (a Responses API request read as the chat request it amounts to)."""
+    if is_responses(body):
+        body = chat_view(body)
     rf = body.get("response_format") or {}
     if rf.get("type") == "json_schema":
         name = (rf.get("json_schema") or {}).get("name")
@@ -151,6 +169,8 @@ class Gateway:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/cell/{run}/{case}/{metric}/v1/chat/completions", self._handle_cell)
         app.router.add_post("/v1/chat/completions", self._handle_header)
+        app.router.add_post("/cell/{run}/{case}/{metric}/v1/responses", self._handle_responses_cell)
+        app.router.add_post("/v1/responses", self._handle_responses_header)
         app.router.add_post("/cell/{run}/{case}/{metric}/v1/embeddings", self._handle_embed_cell)
         app.router.add_post("/v1/embeddings", self._handle_embed_header)
         app.router.add_get("/v1/models", self._models)
@@ -294,6 +314,26 @@ class Gateway:
                 return _error(400, "request body is not JSON")
         return await self._complete(cell, body)
 
+    async def _handle_responses_header(self, request):
+        cell = cell_of_header(request.headers.get("X-Harness-Cell", ""))
+        if cell is None:
+            return _web(_error(400, HEADER_NEEDED))
+        return _web(await self.responses_reply(cell, await request.read()))
+
+    async def _handle_responses_cell(self, request):
+        mi = request.match_info
+        return _web(await self.responses_reply(Cell(mi["run"], mi["case"], mi["metric"]), await request.read()))
+
+    async def responses_reply(self, cell: Cell, body: bytes | dict) -> tuple[int, dict]:
+        """Answer one Responses API request (``POST /v1/responses``) of ``cell``: forwarded to the judge as
+        it came, answered as the judge answered (:mod:`harness.judge.responses_api`)."""
+        if isinstance(body, (bytes, bytearray, str)):
+            try:
+                body = json.loads(body)
+            except (ValueError, UnicodeDecodeError):
+                return _error(400, "request body is not JSON")
+        return await self._complete(cell, body, lambda c, b: self._answer(c, b, RESPONSES))
+
     async def _handle_embed_header(self, request):
         cell = cell_of_header(request.headers.get("X-Harness-Cell", ""))
         if cell is None:
@@ -329,10 +369,13 @@ class Gateway:
                 if not self._inflight[cell]:
                     del self._inflight[cell]
 
-    async def _answer(self, cell: Cell, body):
+    async def _answer(self, cell: Cell, body, route: str = "chat/completions"):
         started = time.time()
         t0 = time.perf_counter()
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        if route == RESPONSES:
+            if not is_responses(body) or not isinstance(body.get("input"), (str, list)):
+                return _error(400, "request body needs an 'input' (a string or a list of messages)")
+        elif not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return _error(400, "request body needs a 'messages' list")
         if body.get("stream"):
             return _error(400, "streaming is not supported by the harness gateway")
@@ -344,11 +387,13 @@ class Gateway:
         repeat = self._repeat_index(cell, request_key(body, scope)) if sampled else 0
         key = request_key(body, scope, repeat)
         step = step_hint(body)
-        resp, cached, attempts, error, status = None, False, 0, None, 200
+        resp, cached, attempts, error, status, answered = None, False, 0, None, 200, None
         if self.mode in ("record", "replay"):
             resp = self.cache.get(key)
             cached = resp is not None
-        if resp is None and self.mode == "replay":
+        if cached and REFUSED in resp:   # a recorded refusal of the Responses API, answered again as it came
+            error, status, answered, resp = resp[REFUSED]["error"], resp[REFUSED]["status"], resp[REFUSED]["body"], None
+        elif resp is None and self.mode == "replay":
             error, status = (f"replay miss: no cached response for cell {cell.label} "
                              f"(request {key[:12]}, step {step!r}); rerun with --cache record"), 400
         elif resp is None:
@@ -359,15 +404,18 @@ class Gateway:
                 if self.mode == "record" and "x_harness_injected_fault" not in resp:  # never cache a fault
                     self.cache.put(key, body, resp)
             else:
-                error, status = str(res.error), res.error.status
+                error, status, answered = str(res.error), res.error.status, res.error.body
+                if self.mode == "record" and route == RESPONSES and is_refusal(status, error):
+                    self.cache.put(key, body, {REFUSED: {"status": status, "error": error, "body": answered}})
+        refused = route == RESPONSES and error is not None and is_refusal(status, error)
         pt, ct, has_usage = usage_of(resp)
         self._record(cell, CallRecord(
             cell=cell, seq=0, started=started, latency_ms=(time.perf_counter() - t0) * 1000.0,
             ok=error is None, cached=cached, attempts=max(attempts, 1 if not cached else 0),
             prompt_tokens=pt, completion_tokens=ct, key=key, step=step, error=error,
-            usage=has_usage, reply_fit=reply_fit(body, resp) if error is None else None))
-        if error is not None:
-            return _error(status, error)
+            usage=has_usage, reply_fit=reply_fit(body, resp) if error is None else None, refused=refused))
+        if error is not None:   # the judge's own error reply, as it came, when it gave one
+            return (status, answered) if answered is not None else _error(status, error)
         return 200, resp
 
 

@@ -1,5 +1,11 @@
 """The reference judge: deterministic, offline, annotation-driven.
 
+It serves chat completions and, as an OpenAI-like server does, the Responses API: a Responses request
+is read as the chat request it amounts to and gets the same answer (:mod:`harness.judge.responses_api`;
+stock TruLens's OpenAI provider sends its scored calls there first). Chosen over refusing it as a
+chat-only server would: TruLens then sends its stock requests with no refused probe per cell, the
+call counts stay what they were, and the replies (so the scores) are the chat path's.
+
 It answers each metric's prompts from the case's human claim labels, applying each vendor's rubric
 to those labels as the rubric's text instructs. The judge is held constant, so differences between
 metrics come only from their definitions. Each metric's reading of the labels is data on its class

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+from harness.judge.responses_api import chat_view, completion_view, is_responses
+
 
 def reply_fit(body: dict, response: dict) -> str:
     """``fits``, ``not asked`` (a text-mode request) or what does not fit, for the call record.
@@ -20,6 +22,8 @@ def reply_fit(body: dict, response: dict) -> str:
     >>> reply_fit({"response_format": {"type": "json_object"}}, {"choices": [{"message": {"content": "```json"}}]})
     'response_format json_object asked, reply is not JSON'
     """
+    if is_responses(body):   # read as the chat request and reply it amounts to
+        body, response = chat_view(body), completion_view(response) if isinstance(response, dict) else response
     problem = content_problem(body, response)
     if problem is not None:
         return problem

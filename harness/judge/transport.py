@@ -38,7 +38,7 @@ from harness.judge.upstream import Cell
 import httpx
 
 ROUTES = {("POST", "chat/completions"): "handle", ("GET", "models"): "models_reply",
-          ("POST", "embeddings"): "embeddings_reply"}
+          ("POST", "embeddings"): "embeddings_reply", ("POST", "responses"): "responses_reply"}
 """(method, route after ``/v1/``) -> the gateway method that answers it (``async (cell, body)``)."""
 
 _JSON = [(b"content-type", b"application/json")]

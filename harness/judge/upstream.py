@@ -25,6 +25,8 @@ from harness.cases.load import case_digest
 from harness.core import redact
 from harness.judge.cache import judge_identity
 from harness.judge.reference import REFERENCE_VERSION, ReferenceJudge
+from harness.judge.responses_api import ROUTE as RESPONSES
+from harness.judge.responses_api import chat_view, error_body, is_responses, response_of
 from harness.metric import registry
 from harness.metric.protocol import UnrecognisedRequest
 
@@ -50,9 +52,11 @@ class UpstreamError(Exception):
     """A failed upstream attempt."""
 
     def __init__(self, message: str, *, status: int = 502, retryable: bool = True,
-                 retry_after: float | None = None):
+                 retry_after: float | None = None, body: dict | None = None):
         super().__init__(message)
         self.status, self.retryable, self.retry_after = status, retryable, retry_after
+        self.body = body
+        """The judge's own JSON error reply (a 4xx), scrubbed of the key: the gateway hands it on as it came."""
 
 
 @dataclass
@@ -131,9 +135,13 @@ class ReferenceUpstream:
                                 status=400, retryable=False) from None
 
     async def complete(self, cell: Cell, body: dict) -> dict:
+        """A ``chat.completion``; for a Responses API request, the same answer as a ``response`` (the
+        reference judge serves the Responses API as an OpenAI-like server: :mod:`harness.judge.responses_api`)."""
         if self.judge.latency_ms:
             await asyncio.sleep(self.judge.latency_ms / 1000.0)
         try:
+            if is_responses(body):
+                return response_of(self.judge.reply(cell.metric, self._case(cell), chat_view(body)))
             return self.judge.reply(cell.metric, self._case(cell), body)
         except UnrecognisedRequest as e:
             raise UpstreamError(str(e), status=400, retryable=False) from None
@@ -190,7 +198,7 @@ class HttpEndpoint:
                                 retry_after=parse_retry_after(r.headers.get("retry-after")))
         if r.status_code >= 400:
             raise UpstreamError(self.redact(f"{self.what} HTTP {r.status_code}: {r.text[:300]}"), status=r.status_code,
-                                retryable=False)
+                                retryable=False, body=error_body(self.redact(r.text)))
         try:
             return r.json()
         except ValueError:
@@ -213,8 +221,9 @@ class HttpUpstream(HttpEndpoint):
         return judge_identity(self.url, self.model)
 
     async def complete(self, cell: Cell, body: dict) -> dict:
-        # a 200 with a broken body is not a transport fault, so not retried
-        return await self._post(cell, "chat/completions", body)
+        # a 200 with a broken body is not a transport fault, so not retried; a Responses API request
+        # goes to the judge's Responses API, as the vendor sent it
+        return await self._post(cell, RESPONSES if is_responses(body) else "chat/completions", body)
 
 
 ATTEMPT: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar("harness_upstream_attempt",

@@ -16,10 +16,22 @@ model class and the harness adapter) get the same reply whatever their request o
 It counts what it served (calls, prompt and completion tokens, and the part reported in ``usage``)
 so tests can compare the harness's ledger with the judge's own books.
 
-Serve it: ``python -m tests.judges.realistic --port 0`` prints ``{"url": ..., "model": ...}``;
-in tests, ``with serve() as judge: judge.url, judge.stats()``. ``POST /v1/responses`` answers 400
-"not supported" (as chat-only servers do; TruLens's stock OpenAI provider then falls back to chat
-completions); ``GET /stats`` returns the books, ``POST /stats/reset`` clears them.
+Server modes (:data:`MODES`), each a kind of real server:
+
+- ``legacy``: the judge as it was before it honoured formats: every reply is free text with the noise
+  above whatever the request asked for; ``POST /v1/responses`` answers 400 "not supported". Existing
+  tests that pin its replies use it (the default).
+- ``chat-404`` / ``chat-400``: a chat-only server (llama.cpp's server, vLLM, Ollama): chat completions
+  honour ``response_format`` (:mod:`tests.judges.formats`: a json_schema constrains the reply,
+  json_object gives JSON, none lets the noise through), and, as a real model samples differently under
+  a decoding constraint, the judge's free choices (paraphrases, quotes) depend on the format asked; ``POST /v1/responses`` answers 404 (llama.cpp's
+  "File Not Found") or 400 ("not supported").
+- ``openai``: an OpenAI-like server: the same chat completions, and the Responses API
+  (:mod:`tests.judges.responses_api`) with ``text.format`` honoured the same way.
+
+Serve it: ``python -m tests.judges.realistic --port 0 [--mode openai]`` prints ``{"url": ..., "model":
+...}``; in tests, ``with serve(mode=...) as judge: judge.url, judge.stats()``. ``GET /stats`` returns the
+books, ``POST /stats/reset`` clears them.
 """
 from __future__ import annotations
 
@@ -33,10 +45,22 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from tests.judges import steps, steps_trulens
+from tests.judges.formats import format_of, render_formatted
+from tests.judges.responses_api import messages_of, response_object
 from tests.judges.text import count_tokens
 
 MODEL = "realistic-judge"
 NOT_UNDERSTOOD = "I'm not sure what you are asking me to do."
+MODES = ("legacy", "chat-404", "chat-400", "openai")
+"""The server modes (module docstring)."""
+SERVER_MODES = ("chat-404", "chat-400", "openai")
+"""The modes that behave as a real server does (the stock-parity test runs each)."""
+REFUSALS = {
+    404: {"error": {"code": 404, "message": "File Not Found", "type": "not_found_error"}},
+    400: {"error": {"message": "The Responses API is not supported by this server; use /v1/chat/completions",
+                    "type": "invalid_request_error"}},
+}
+"""What a chat-only server answers to ``POST /v1/responses``, by status (llama.cpp's 404 body)."""
 
 
 @dataclass
@@ -52,10 +76,12 @@ class Noise:
     """TruLens groundedness (CoT JSON asked) answered with a bare number."""
     no_usage_rate: float = 0.01
     """Responses without ``usage`` (DeepEval's own model class raises on one, as in stock use)."""
+    stray_rate: float = 0.03
+    """``json_object`` replies with a key nobody asked for (server modes only)."""
 
     @classmethod
     def none(cls) -> "Noise":
-        return cls(0, 0, 0, 0, 0, 0)
+        return cls(0, 0, 0, 0, 0, 0, 0)
 
 
 @dataclass
@@ -72,6 +98,10 @@ class Books:
     unrecognised: int = 0
     crashed: int = 0
     """Prompts a step handler failed on (a judge bug; tests expect none)."""
+    refused: int = 0
+    """Responses API requests a chat-only mode refused (404 or 400)."""
+    requests: dict = field(default_factory=dict)
+    """``"<route> <format>"`` -> count, e.g. ``"responses json_schema"``, ``"chat none"`` (what clients asked)."""
     steps: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -98,12 +128,18 @@ def digest(msgs: list[tuple[str, str]]) -> str:
 class RealisticJudge:
     """``complete(body) -> chat.completion dict``; thread-safe; keeps :class:`Books`."""
 
-    def __init__(self, noise: Noise | None = None):
+    def __init__(self, noise: Noise | None = None, mode: str = "legacy"):
+        if mode not in MODES:
+            raise ValueError(f"unknown realistic-judge mode {mode!r}; known: {', '.join(MODES)}")
         self.noise = noise or Noise()
+        self.mode = mode
         self.books = Books()
 
-    def answer(self, msgs: list[tuple[str, str]]) -> steps.Answer | None:
-        h = digest(msgs)
+    def answer(self, msgs: list[tuple[str, str]], salt: str = "") -> steps.Answer | None:
+        """What the judge means. ``salt`` (the server modes: the requested format) joins the seed of its
+        free choices (paraphrases, quotes, echoes), as a real model samples differently under a decoding
+        constraint; the verdicts themselves follow from the text alone."""
+        h = digest(msgs) + salt
         rng, quotes = random.Random(h + ":content"), random.Random(h + ":quotes")
         for handler in (steps.ragas, steps.deepeval):
             a = handler(msgs, rng)
@@ -130,16 +166,52 @@ class RealisticJudge:
             return f"Here is the JSON you asked for:\n\n{out}"
         return out
 
+    def write(self, a: steps.Answer | None, h: str, body: dict) -> str:
+        """The reply text: the answer written as the request's format allows (free text in ``legacy``)."""
+        if a is None:
+            return NOT_UNDERSTOOD
+        fmt = format_of(body) if self.mode != "legacy" else None
+        if fmt is None:
+            return self.render(a, random.Random(h + ":noise"))
+        return render_formatted(a, fmt, drop_key, random.Random(h + ":noise"), self.noise.stray_rate,
+                                self.noise.drop_rate)
+
     def complete(self, body: dict) -> dict:
-        msgs = flatten(body.get("messages"))
+        """A ``chat.completion`` for a chat request."""
+        content, msgs, h, usage = self._reply(body, flatten(body.get("messages")))
+        resp = {"id": f"chatcmpl-rj-{h[:16]}", "object": "chat.completion", "created": 1764547200,
+                "model": body.get("model") or MODEL,
+                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                             "message": {"role": "assistant", "content": content, "refusal": None}}]}
+        if usage:
+            resp["usage"] = usage
+        return resp
+
+    def respond(self, body: dict) -> dict | None:
+        """A ``response`` for a Responses API request (None: its ``input`` is not readable)."""
+        msgs = messages_of(body)
+        if msgs is None:
+            return None
+        content, _, h, usage = self._reply(body, flatten(msgs))
+        return response_object(f"rj{h[:16]}", body.get("model") or MODEL, content, usage)
+
+    def asked(self, route: str, body) -> None:
+        """Count a request by its route and the output format it asked for."""
+        fmt = (format_of(body) or {}).get("type", "none") if isinstance(body, dict) else "none"
+        key = f"{route} {fmt}"
+        with self.books._lock:
+            self.books.requests[key] = self.books.requests.get(key, 0) + 1
+
+    def _reply(self, body: dict, msgs: list[tuple[str, str]]):
         h = digest(msgs)
+        fmt = format_of(body) if self.mode != "legacy" else None
         try:
-            a = self.answer(msgs)
+            a = self.answer(msgs, f":{fmt['type']}:{fmt.get('name')}" if fmt else "")
         except Exception:  # noqa: BLE001 - a judge bug: answered like an unknown prompt, counted
             a = None
             with self.books._lock:
                 self.books.crashed += 1
-        content = NOT_UNDERSTOOD if a is None else self.render(a, random.Random(h + ":noise"))
+        content = self.write(a, h, body)
         pt = count_tokens(" ".join(t for _, t in msgs)) + 3 * len(msgs)
         ct = count_tokens(content)
         usage = random.Random(h + ":usage").random() >= self.noise.no_usage_rate
@@ -156,13 +228,8 @@ class RealisticJudge:
                 b.reported_completion_tokens += ct
             else:
                 b.calls_without_usage += 1
-        resp = {"id": f"chatcmpl-rj-{h[:16]}", "object": "chat.completion", "created": 1764547200,
-                "model": body.get("model") or MODEL,
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                             "message": {"role": "assistant", "content": content, "refusal": None}}]}
-        if usage:
-            resp["usage"] = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
-        return resp
+        return content, msgs, h, ({"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
+                                  if usage else None)
 
 
 def drop_key(value: dict) -> dict:
@@ -218,13 +285,26 @@ class _Handler(BaseHTTPRequestHandler):
             self.judge.books = Books()
             return self._send(200, {})
         if path.endswith("/responses"):
-            return self._send(400, {"error": {"message": "The Responses API is not supported by this server; "
-                                                         "use /v1/chat/completions", "type": "invalid_request_error"}})
+            self.judge.asked("responses", body)
+            return self._responses(body)
         if not path.endswith("/chat/completions"):
             return self._send(404, {"error": {"message": f"no route {self.path}"}})
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return self._send(400, {"error": {"message": "body needs a 'messages' list"}})
+        self.judge.asked("chat", body)
         self._send(200, self.judge.complete(body))
+
+    def _responses(self, body) -> None:
+        mode = self.judge.mode
+        if mode != "openai":
+            status = 404 if mode == "chat-404" else 400
+            with self.judge.books._lock:
+                self.judge.books.refused += 1
+            return self._send(status, REFUSALS[status])
+        reply = self.judge.respond(body) if isinstance(body, dict) else None
+        if reply is None:
+            return self._send(400, {"error": {"message": "body needs an 'input'", "type": "invalid_request_error"}})
+        self._send(200, reply)
 
 
 @dataclass
@@ -241,10 +321,14 @@ class Served:
     def reset(self) -> None:
         self.judge.books = Books()
 
+    @property
+    def mode(self) -> str:
+        return self.judge.mode
 
-def start(port: int = 0, noise: Noise | None = None) -> Served:
-    """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port)."""
-    judge = RealisticJudge(noise)
+
+def start(port: int = 0, noise: Noise | None = None, mode: str = "legacy") -> Served:
+    """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port) in ``mode`` (:data:`MODES`)."""
+    judge = RealisticJudge(noise, mode)
     handler = type("Handler", (_Handler,), {"judge": judge})
     server_cls = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256, "daemon_threads": True})
     server = server_cls(("127.0.0.1", port), handler)   # a deep backlog: vendors open many connections at once
@@ -253,9 +337,9 @@ def start(port: int = 0, noise: Noise | None = None) -> Served:
 
 
 @contextlib.contextmanager
-def serve(port: int = 0, noise: Noise | None = None):
+def serve(port: int = 0, noise: Noise | None = None, mode: str = "legacy"):
     """``with serve() as judge:`` a running realistic judge, shut down afterwards."""
-    s = start(port, noise)
+    s = start(port, noise, mode)
     try:
         yield s
     finally:
@@ -267,8 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.judges.realistic", description=__doc__.split("\n")[0])
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free port)")
     p.add_argument("--quiet-model", action="store_true", help="no noise: clean JSON, usage always")
+    p.add_argument("--mode", choices=MODES, default="legacy", help="the kind of server (module docstring)")
     args = p.parse_args(argv)
-    s = start(args.port, Noise.none() if args.quiet_model else None)
+    s = start(args.port, Noise.none() if args.quiet_model else None, args.mode)
     print(json.dumps({"url": s.url, "model": MODEL}), flush=True)
     try:
         threading.Event().wait()
