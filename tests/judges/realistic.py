@@ -98,8 +98,10 @@ def digest(msgs: list[tuple[str, str]]) -> str:
 class RealisticJudge:
     """``complete(body) -> chat.completion dict``; thread-safe; keeps :class:`Books`."""
 
-    def __init__(self, noise: Noise | None = None):
+    def __init__(self, noise: Noise | None = None, sampling=None):
         self.noise = noise or Noise()
+        self.sampling = sampling
+        """``tests.judges.sampling.Sampling``: seeded variation between repeats of a request (None: none)."""
         self.books = Books()
 
     def answer(self, msgs: list[tuple[str, str]]) -> steps.Answer | None:
@@ -135,6 +137,8 @@ class RealisticJudge:
         h = digest(msgs)
         try:
             a = self.answer(msgs)
+            if self.sampling is not None:
+                a = self.sampling.vary(a, h, body)
         except Exception:  # noqa: BLE001 - a judge bug: answered like an unknown prompt, counted
             a = None
             with self.books._lock:
@@ -242,9 +246,9 @@ class Served:
         self.judge.books = Books()
 
 
-def start(port: int = 0, noise: Noise | None = None) -> Served:
+def start(port: int = 0, noise: Noise | None = None, sampling=None) -> Served:
     """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port)."""
-    judge = RealisticJudge(noise)
+    judge = RealisticJudge(noise, sampling)
     handler = type("Handler", (_Handler,), {"judge": judge})
     server_cls = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256, "daemon_threads": True})
     server = server_cls(("127.0.0.1", port), handler)   # a deep backlog: vendors open many connections at once
@@ -253,9 +257,9 @@ def start(port: int = 0, noise: Noise | None = None) -> Served:
 
 
 @contextlib.contextmanager
-def serve(port: int = 0, noise: Noise | None = None):
+def serve(port: int = 0, noise: Noise | None = None, sampling=None):
     """``with serve() as judge:`` a running realistic judge, shut down afterwards."""
-    s = start(port, noise)
+    s = start(port, noise, sampling)
     try:
         yield s
     finally:
