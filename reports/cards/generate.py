@@ -13,6 +13,7 @@ import sys
 import tempfile
 from types import SimpleNamespace
 
+from harness.cases.defaults import packaged_cases
 from harness.cases.load import load_cases
 from harness.core import vocab
 from harness.core.records import LABELS
@@ -300,12 +301,11 @@ def canonical_reference_run(out_dir: str | None = None) -> str:
 
 
     out = out_dir or tempfile.mkdtemp(prefix="harness-cards-")
-    opts = RunOptions(cases=load_cases(os.path.join(F_ROOT, "datasets", "canonical.jsonl")),
+    opts = RunOptions(cases=load_cases(packaged_cases()),
                       metrics=registry.names(), out_dir=out, run_id="cards", progress=False)
     return run(opts).run_dir
 
 
-F_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _shown_path(cls) -> str:
