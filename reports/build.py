@@ -11,11 +11,24 @@ from dataclasses import dataclass, field
 
 from harness.core.redact import register_judge_key, scrub
 
-from reports.model import agreement, agreement_section, cost, divergence, evidence, matrix, stats
+from reports.model import (
+    agreement,
+    agreement_section,
+    cost,
+    decision,
+    divergence,
+    evidence,
+    facts,
+    frontier,
+    matrix,
+    stability,
+    stats,
+)
 from reports.model.data import load_run, metric_classes
 from reports.model.divergence import DEFAULT_THRESHOLD
 from reports.model.header import judge_lines, versions  # noqa: F401 - re-exported
 from reports.render import html, markdown, plots
+from reports.render.svgplot import files
 
 
 @dataclass
@@ -36,6 +49,12 @@ class Report:
     rendered by both the HTML and the Markdown report."""
     agreement: list | None = None
     """Per-metric agreement with the human labels (``reports.model.agreement.compute``)."""
+    decision: object = None
+    """The decision table (``reports.model.decision.compute``)."""
+    stability: object = None
+    """Judge stability across repeats (``reports.model.stability.compute``)."""
+    frontier: object = None
+    """The cost-quality frontier (``reports.model.frontier.compute``)."""
 
     @property
     def names(self) -> dict[str, str]:
@@ -70,6 +89,12 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
 
     rep.agreement = agreement.compute(data)
     rep.extra = extra_sections(data, rep.names, rep.agreement)
+    rep.stability = stability.compute(data)
+    rep.decision = decision.compute(rep)
+    rep.frontier = frontier.compute(rep)
+    more = [stability.section(rep.stability, rep.names), frontier.section(rep.frontier, rep.names)]
+    rep.extra = ([facts.section(facts.merged(data, cells), data.metrics, rep.names)] + rep.extra
+                 + [b for b in more if b is not None])
     return rep
 
 
@@ -100,6 +125,9 @@ def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRES
         fh.write(scrub(html.render(rep)))
     with open(os.path.join(out, "cost.png"), "wb") as fh:   # the Markdown links it relatively
         fh.write(rep.cost_png)
+    for name, text in files(rep.extra).items():   # the plots the Markdown links, beside it
+        with open(os.path.join(out, name), "w", encoding="utf-8") as fh:
+            fh.write(text)
     with open(md_path, "w", encoding="utf-8") as fh:
         fh.write(scrub(markdown.render(rep, images={"cost": "cost.png"})))
     return Built(html_path, md_path, rep)

@@ -14,7 +14,7 @@ from tests.synthetic import canonical_run
 CARDS = os.path.join(ROOT, "reports", "cards")
 SECTIONS = ("## Description", "## How to Use", "### Inputs", "### Output Values", "### Values from Popular Papers",
             "## Examples", "## Unit of Judgement and Verdicts", "## Degenerate Inputs", "## Judge Calls per Answer",
-            "## Shims", "## Limitations and Bias", "## Citation", "## Further References", "## Changelog")
+            "## Cost and Quality", "## Judge Stability", "## Shims", "## Limitations and Bias", "## Citation", "## Further References", "## Changelog")
 
 
 @pytest.fixture(scope="module")
@@ -31,11 +31,14 @@ def test_committed_cards_are_current(cards):
 def test_one_card_per_registered_metric(cards):
     from harness.metric import registry
 
-    assert sorted(cards) == sorted(f"{m}.md" for m in registry.names())
+    assert sorted(n for n in cards if n.endswith(".md")) == sorted(f"{m}.md" for m in registry.names())
+    assert sorted(n for n in cards if n.endswith(".facts.json")) == sorted(f"{m}.facts.json" for m in registry.names())
 
 
 def test_cards_have_every_section_and_no_run_specifics(cards):
     for name, text in cards.items():
+        if not name.endswith(".md"):
+            continue
         positions = [text.find(s + "\n") for s in SECTIONS]
         assert all(p >= 0 for p in positions), (name, [s for s, p in zip(SECTIONS, positions) if p < 0])
         assert positions == sorted(positions), name
@@ -67,3 +70,11 @@ def test_check_mode_reports_a_stale_card(cards, tmp_path):
     victim.write_text(victim.read_text() + "edited\n")
     (tmp_path / "gone.metric.md").write_text("old card\n")
     assert write_cards(cards, str(tmp_path), check=True) == ["inhouse.span.md", "gone.metric.md"]
+
+
+def test_every_card_shows_the_frontier_plot(cards):
+    """The cost-quality frontier of the canonical run is a file beside the cards, and every card shows it."""
+    assert cards["frontier.svg"].startswith("<svg ") and "Pareto front" in cards["frontier.svg"]
+    for name, text in cards.items():
+        if name.endswith(".md"):
+            assert "](frontier.svg)" in text and "Pareto front" in text, name

@@ -38,8 +38,13 @@ def test_html_and_markdown_lead_with_the_decision(canonical):
     assert [ln[3:] for ln in md.splitlines() if ln.startswith("## ")][:3] == h2[:3]
     row = next(ln for ln in md.splitlines() if ln.startswith("| a citation promised per claim |"))
     assert row.startswith("| a citation promised per claim | **inhouse.span, trulens.cite** |")
-    # the canonical cases carry human labels: agreement (trust's reports.model.agreement) sits beside each pick
-    assert "| agreement with labels (balanced accuracy) |" in md and row.endswith("| inhouse.span 1.00 |")
+    # the canonical cases carry human labels: under the reference judge the column is a definition ceiling,
+    # with its interval, n and base rate, and the row links to its evidence
+    from reports.render.markup import m
+
+    assert "| " + m("definition ceiling (reference judge): balanced accuracy [95% CI], target hallucinated") + " |" in md
+    assert "| " + m("inhouse.span 0.90 [0.62, 1.00] n=21, 52% ungrounded") + " |" in row
+    assert "[Behaviour facts](#behaviour-facts)" in row and "agreement with labels (balanced accuracy)" not in md
 
 
 def test_divergences_grouped_by_reason_with_counts(canonical):
@@ -63,7 +68,7 @@ def test_one_score_matrix_and_relative_plot_files(canonical):
     md = open(canonical.md_path, encoding="utf-8").read()
     assert html.count('<table class="matrix">') == 1 and "heatmap" not in html and "heatmap" not in md
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
-    assert links == ["cost.png"]
+    assert links == ["cost.png", "frontier.svg"]
     for link in links:
         assert not os.path.isabs(link) and os.path.isfile(os.path.join(os.path.dirname(canonical.md_path), link))
 
@@ -72,9 +77,15 @@ def test_agreement_shown_when_known(canonical, monkeypatch):
     from reports.model import decision
     from reports.render import decision as decision_render
 
-    monkeypatch.setattr(decision, "agreement", lambda rep: {"inhouse.span": 0.91, "trulens.citation": 0.6})
+    monkeypatch.setattr(decision, "standings", lambda rep: {
+        "inhouse.span": decision.Standing(0.91, 0.8, 0.97, 60, 30),
+        "trulens.citation": decision.Standing(0.6, 0.45, 0.74, 60, 30)})
+    monkeypatch.setattr(canonical.report, "decision", decision.compute(canonical.report))
     md = "\n".join(decision_render.markdown(canonical.report))
-    assert "agreement with labels" in md and "inhouse.span 0.91, trulens.cite 0.60" in md
+    assert "definition ceiling (reference judge)" in md
+    from reports.render.markup import m
+
+    assert m("inhouse.span 0.91 [0.80, 0.97] n=60, 50% ungrounded; trulens.cite 0.60 [0.45, 0.74] n=60") in md
 
 
 def test_a_run_without_the_probe_cases_reads_the_cards(tmp_path):
@@ -86,19 +97,21 @@ def test_a_run_without_the_probe_cases_reads_the_cards(tmp_path):
 
     from reports.build import compute
     from reports.model.data import load_run
-    from reports.model.decision import card_facts, facts, needs, sources
+    from reports.model.decision import needs
+    from reports.model.facts import from_card, merged, sources
     from tests.conftest import CANONICAL
 
     rows = [json.loads(line) for line in open(CANONICAL, encoding="utf-8")][:2]
     for r in rows:
         r["id"] = "own-" + r["id"]
+        r["tags"] = ["own"]
     res = harness.evaluate(rows, metrics=["inhouse.span", "deepeval.faithfulness"], out_dir=str(tmp_path),
                            run_id="own", progress=False, report=False)
     rep = compute(load_run(res.run_dir))
-    f = facts(rep.data, rep.cells)
-    assert {src for m in f.values() for _, src in m.values()} == {"card"}
-    assert f["inhouse.span"]["cookie-yield"][0] == card_facts("inhouse.span")["cookie-yield"] == "no"
-    assert "from the metric cards" in sources(rep)
+    f = merged(rep.data, rep.cells)
+    assert {x.source for m in f.values() for x in m.values()} == {"card"}
+    assert f["inhouse.span"]["passes-unstated"].answer == from_card("inhouse.span")["passes-unstated"].answer == "no"
+    assert "facts files" in sources(f)
     by = {n.need: n.recommended for n in needs(rep)}
     assert by["a citation promised per claim"] == ["inhouse.span"]
     assert by["cheap monitoring of production traffic"] == ["inhouse.span"]

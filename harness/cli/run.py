@@ -14,6 +14,8 @@ import os
 import sys
 
 from harness.cases.defaults import DEFAULT_CASES
+from harness.cli.estimate import add_options as estimate_options
+from harness.cli.estimate import show as show_estimate
 from harness.core.errors import BadInput
 from harness.metric import registry
 
@@ -57,6 +59,10 @@ def add_parser(sub):
     r.add_argument("--recompute", action="store_true",
                    help="with --cache record/replay: run every cell's vendor code, even for a cell the cell cache "
                         "holds (same case, metric version, vendor versions, judge, every answer cached)")
+    r.add_argument("--repeats", type=int, default=1, metavar="K",
+                   help="judge every cell K times (default 1); the report then gives each metric's score spread, "
+                        "flipped decisions and failures per repeat (each vendor keeps its own sampling settings)")
+    estimate_options(r)
     r.add_argument("--ray", metavar="auto|ADDRESS",
                    help="run the workers as Ray actors on an existing Ray cluster (needs the 'ray' extra)")
     r.add_argument("--out", default="reports/out", help="output directory (default reports/out)")
@@ -222,6 +228,8 @@ def workers(args) -> int:
 def cmd_run(args) -> int:
     if args.concurrency < 1:
         raise BadInput("--concurrency must be at least 1")
+    if args.repeats < 1:
+        raise BadInput("--repeats must be at least 1")
     if args.retries < 0:
         raise BadInput("--retries must be 0 or more")
     if args.workers is not None and args.workers < 1:
@@ -265,7 +273,9 @@ def cmd_run(args) -> int:
                       metric_args={m: a for m, a in metric_args.items() if m in metrics},
                       prices=prices, cell_timeout_s=args.cell_timeout, workers=workers(args), ray=args.ray,
                       pin_workers=not args.no_pin,
-                      reuse_cells=not args.recompute)
+                      reuse_cells=not args.recompute, repeats=args.repeats)
+    if args.estimate:   # before any judge call: what the run would cost, then stop
+        return show_estimate(opts, args, prices)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
     if opts.metric_args:
         shown = "".join(f"   {words}" for names, words in said if set(names) & set(opts.metric_args))

@@ -12,7 +12,9 @@ The key covers what can change the judge's answer and nothing else:
   ``--judge-model``; for the reference judge, its table version, the metric and its version, and a
   digest of the case (its answers come from the annotation);
 - a repeat index for sampled calls (temperature missing or above 0): the n-th identical sampled
-  request of a cell gets index n, so a replay returns the same sequence and never collapses samples.
+  request of a cell gets index n, so a replay returns the same sequence and never collapses samples;
+  with ``harness run --repeats K``, repeat k > 0 of a cell adds ``r<k>`` to it, for every call
+  (temperature 0 included), so a repeat never replays another repeat's answers.
 
 Modes: ``live`` (no cache), ``record`` (answer from the cache, else call live and store),
 ``replay`` (cache only; a miss is an error naming the cell). Errors are never cached, nor is a reply
@@ -77,7 +79,7 @@ def judge_identity(url: str, model: str) -> str:
     return f"http|{urlunsplit((scheme, host, path, parts.query, ''))}|{model}"
 
 
-def request_key(body: dict, scope: str = "", repeat: int = 0) -> str:
+def request_key(body: dict, scope: str = "", repeat: int | str = 0) -> str:
     """The cache key of a request body.
 
     >>> b = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}

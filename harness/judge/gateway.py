@@ -385,6 +385,8 @@ class Gateway:
             return _error(e.status, str(e))
         sampled = is_sampled(body) and self.mode != "live"   # the repeat index only matters to the cache
         repeat = self._repeat_index(cell, request_key(body, scope)) if sampled else 0
+        if cell.repeat:   # --repeats: a repeat never reads another repeat's answers, temperature 0 included
+            repeat = f"r{cell.repeat}.{repeat}"
         key = request_key(body, scope, repeat)
         step = step_hint(body)
         resp, cached, attempts, error, status, answered = None, False, 0, None, 200, None

@@ -30,6 +30,29 @@ from harness.judge.responses_api import chat_view, error_body, is_responses, res
 from harness.metric import registry
 from harness.metric.protocol import UnrecognisedRequest
 
+REPEAT_SEP = "@r"
+"""A repeat's run label is ``<run>@r<k>`` (``@`` cannot occur in a run id)."""
+
+
+def repeat_label(run_id: str, repeat: int) -> str:
+    """The gateway's run label of one repeat of ``harness run --repeats`` (the run id for repeat 0), so a
+    repeat's ledger, time budget and judge-cache keys never mix with another repeat's.
+
+    >>> repeat_label("run-1", 0), repeat_label("run-1", 2)
+    ('run-1', 'run-1@r2')
+    """
+    return run_id if repeat == 0 else f"{run_id}{REPEAT_SEP}{repeat}"
+
+
+def repeat_of(run_label: str) -> int:
+    """The repeat a gateway run label names.
+
+    >>> repeat_of("run-1"), repeat_of("run-1@r2")
+    (0, 2)
+    """
+    _, sep, tail = run_label.rpartition(REPEAT_SEP)
+    return int(tail) if sep and tail.isdigit() else 0
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -42,6 +65,11 @@ class Cell:
     @property
     def label(self) -> str:
         return f"{self.run}/{self.case}/{self.metric}"
+
+    @property
+    def repeat(self) -> int:
+        """The repeat of ``harness run --repeats`` this cell is (0: the run's own), from its run label."""
+        return repeat_of(self.run)
 
     def header(self) -> str:
         """``X-Harness-Cell`` value: the three parts, URL-quoted, joined by ``/``."""

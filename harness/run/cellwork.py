@@ -32,7 +32,7 @@ from harness.judge.embeddings import make_upstream
 from harness.judge.gateway import Gateway
 from harness.judge.readonly_cache import ReadOnlyCache
 from harness.judge.transport import GatewayTransport
-from harness.judge.upstream import Cell, HttpUpstream, ReferenceUpstream, RetryPolicy
+from harness.judge.upstream import Cell, HttpUpstream, ReferenceUpstream, RetryPolicy, repeat_label
 from harness.metric import registry
 from harness.metric.http import Pools
 from harness.metric.protocol import Endpoint
@@ -107,6 +107,8 @@ class CellTask:
     metric: str
     digest: str
     """The case's digest (the runner computed it once)."""
+    repeat: int = 0
+    """Which repeat of ``--repeats`` (0: the run's own cell)."""
 
 
 @dataclass
@@ -125,6 +127,8 @@ class CellDone:
     """(key, request body, response) the worker's gateway would have cached: the runner writes them."""
     report: object = None
     """What the upstream wrapper observed since the last cell (fault events), for the runner's copy."""
+    repeat: int = 0
+    """Which repeat of ``--repeats`` it is."""
 
 
 def make_gateway(spec: WorkerSpec, cases: dict, cache):
@@ -238,11 +242,13 @@ class CellWorker:
 
     async def score(self, task: CellTask) -> CellDone:
         """Compute one cell: the adapter through this worker's gateway, its ledger and calls."""
-        case, name, run_id = task.case, task.metric, self.spec.run_id
+        case, name = task.case, task.metric
+        run_id = repeat_label(self.spec.run_id, task.repeat)   # a repeat is a cell of its own in the gateway
         cls = self._cls(name)
         failed = await self._vendor_ready(name)
         if failed is not None:
-            return CellDone(case.id, name, cls.version, task.digest, CellResult.error(failed), Ledger(), [], 0.0)
+            return CellDone(case.id, name, cls.version, task.digest, CellResult.error(failed), Ledger(), [], 0.0,
+                            repeat=task.repeat)
         if self.remote:
 
             remember_digest(case, task.digest)
@@ -260,7 +266,7 @@ class CellWorker:
             if not self._users[case.id]:        # the case's last cell here: forget it (memory stays flat)
                 del self._users[case.id]
                 self._cases.pop((run_id, case.id), None)
-        done = CellDone(case.id, name, cls.version, task.digest, result, ledger, calls, wall_ms)
+        done = CellDone(case.id, name, cls.version, task.digest, result, ledger, calls, wall_ms, repeat=task.repeat)
         if self.remote:
             done.cache_entries = self.cache.drain() if isinstance(self.cache, ReadOnlyCache) else []
             take = getattr(self.spec.upstream_wrapper, "take_report", None)
@@ -276,7 +282,7 @@ def store_done(store, cache, wrapper, done: CellDone) -> None:
     if done.report is not None and callable(getattr(wrapper, "absorb", None)):
         wrapper.absorb(done.report)
     store.write_cell(done.case_id, done.metric, done.version, done.digest, done.result, done.ledger, done.calls,
-                     done.wall_ms)
+                     done.wall_ms, repeat=done.repeat)
 
 
 async def run_in_process(spec: WorkerSpec, tasks, metrics, cache, on_done, on_ready=None) -> None:

@@ -19,7 +19,8 @@ from harness.metric import registry
 from harness.run.cellwork import CellTask, WorkerSpec, run_in_process, store_done
 from harness.run.rundir import RunLock, check_run_id
 from harness.run.spec import build_spec
-from harness.store.runstore import RunStore, StoreWriteError
+from harness.store.repeats import finished as finished_repeats
+from harness.store.runstore import FINAL, RunStore, StoreWriteError
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,9 @@ class RunOptions:
     (:func:`harness.run.workers.worker_cores`); False: ``--no-pin``."""
     ray: str | None = None
     """``auto`` or a Ray cluster address: the workers are Ray actors there (``--ray``)."""
+    repeats: int = 1
+    """Judge every cell this many times (``--repeats``): repeat 0 is the run's cell, the others are kept
+    beside it (:mod:`harness.store.repeats`) for the stability figures."""
     reuse_cells: bool = True
     """Record / replay: reuse a cell from the cell cache (:mod:`harness.run.cellmemo`); False: ``--recompute``."""
 
@@ -186,10 +190,12 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
     every finished cell is written here (the single writer)."""
 
     done = store.finished()
+    done_repeats = finished_repeats(store, FINAL) if opts.repeats > 1 else {}
     digests = {case.id: case_digest(case) for case in opts.cases}
 
-    def left(case: Case, name: str) -> bool:
-        return done.get((case.id, name)) != (digests[case.id], classes[name].version)
+    def left(case: Case, name: str, repeat: int = 0) -> bool:
+        got = done.get((case.id, name)) if repeat == 0 else done_repeats.get((case.id, name, repeat))
+        return got != (digests[case.id], classes[name].version)
 
     # metric by metric: those with no vendor stack to import first (the judge is kept busy while the
     # vendor stacks import), then the others in the order their vendors import
@@ -198,8 +204,9 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
     def tasks():   # streamed to the workers, never a list of every cell
         for name in by_import:
             for case in opts.cases:
-                if left(case, name):
-                    yield CellTask(case, name, digests[case.id])
+                for repeat in range(opts.repeats):
+                    if left(case, name, repeat):
+                        yield CellTask(case, name, digests[case.id], repeat)
 
     cache = _open_cache(opts, mode)
     memo = None
@@ -220,8 +227,11 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
                         replayed += 1
                     else:
                         needed[name] = needed.get(name, 0) + 1
+                more = sum(left(case, name, r) for r in range(1, opts.repeats))   # --repeats: never from the memo
+                if more:
+                    needed[name] = needed.get(name, 0) + more
         total = sum(needed.values())
-        reused = len(opts.cases) * len(classes) - total - replayed
+        reused = len(opts.cases) * len(classes) * opts.repeats - total - replayed
         if replayed and opts.progress:
             print(f"cell cache: {replayed} cell(s) reused (same case, metric version, vendor versions and judge; "
                   "every judge answer cached); --recompute runs their vendor code instead", file=sys.stderr)

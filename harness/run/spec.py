@@ -87,6 +87,7 @@ def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
                         if n in classes},
         "faults": _faults(opts.upstream_wrapper),
         "concurrency": opts.concurrency,
+        "repeats": getattr(opts, "repeats", 1),
         "prices": getattr(opts, "prices", None),
         "workers": {"processes": getattr(opts, "workers", 1), "ray": getattr(opts, "ray", None)},
         "packages": package_versions(ENGINE_PACKAGES + tuple(vendor_packages(classes))),

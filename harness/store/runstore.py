@@ -34,6 +34,7 @@ from harness.cases.load import case_digest, case_to_json
 from harness.core.records import CellResult, Ledger
 from harness.core.redact import scrub
 from harness.core.vocab import FINISHED
+from harness.store import repeats
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -72,6 +73,8 @@ CELL_COLUMNS = ("case_id, metric, metric_version, case_digest, status, score, re
                 "prompt_tokens, completion_tokens, latency_ms, cache_hits, errors, retries, wall_ms, finished, "
                 "attempt, billed_prompt_tokens, billed_completion_tokens, cached_prompt_tokens, "
                 "cached_completion_tokens, usage_missing, format_misfits")
+UNIT_COLUMNS = ("case_id, metric, idx, kind, text, verdict, raw_verdict, reason, span_start, span_end, quotes, "
+                "detail")
 CALL_COLUMNS = ("case_id, metric, seq, started, latency_ms, ok, cached, attempts, prompt_tokens, completion_tokens, "
                 "request_key, step, error, usage, reply_fit")
 
@@ -127,6 +130,7 @@ class RunStore:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA busy_timeout=10000")
             self.db.executescript(SCHEMA)
+            self.db.executescript(repeats.schema(SCHEMA))
             self._add_columns()
         except sqlite3.Error as e:
             raise StoreWriteError(path, e) from None
@@ -237,39 +241,45 @@ class RunStore:
             self._attempts = None    # what the rolled-back block counted is reread
             raise
 
-    def _attempt_of(self, case_id: str, metric: str) -> int:
-        """The cell's earlier attempts (0: a new cell), from one read of the table per run."""
+    def _attempt_of(self, case_id: str, metric: str, repeat: int = 0) -> int:
+        """The cell's earlier attempts (0: a new cell), from one read of the tables per run."""
         if self._attempts is None:
-            self._attempts = {(c, m): a for c, m, a in self.db.execute("SELECT case_id, metric, attempt FROM cells")}
-        return self._attempts.get((case_id, metric), 0)
+            self._attempts = {(c, m, 0): a for c, m, a in self.db.execute("SELECT case_id, metric, attempt FROM cells")}
+            self._attempts.update({(c, m, r): a for c, m, r, a in self.db.execute(
+                "SELECT case_id, metric, repeat, attempt FROM repeat_cells")})
+        return self._attempts.get((case_id, metric, repeat), 0)
 
     def write_cell(self, case_id: str, metric: str, metric_version: str, case_digest: str,
-                   result: CellResult, ledger: Ledger, calls: list, wall_ms: float) -> None:
-        """Write one finished cell, its units and its calls, atomically."""
-        attempt = self._attempt_of(case_id, metric) + 1
+                   result: CellResult, ledger: Ledger, calls: list, wall_ms: float, repeat: int = 0) -> None:
+        """Write one finished cell, its units and its calls, atomically (repeat k > 0 of ``--repeats``: into
+        the repeat tables, :mod:`harness.store.repeats`)."""
+        cells_t, units_t, calls_t = repeats.tables(repeat)
+        col, val = ("repeat, ", (repeat,)) if repeat else ("", ())
+        attempt = self._attempt_of(case_id, metric, repeat) + 1
         with self._transaction() as cur:
             if attempt > 1:   # a recomputed cell: its earlier units and calls go
-                cur.execute("DELETE FROM units WHERE case_id = ? AND metric = ?", (case_id, metric))
-                cur.execute("DELETE FROM calls WHERE case_id = ? AND metric = ?", (case_id, metric))
+                where = "case_id = ? AND metric = ?" + (" AND repeat = ?" if repeat else "")
+                cur.execute(f"DELETE FROM {units_t} WHERE {where}", (case_id, metric, *val))
+                cur.execute(f"DELETE FROM {calls_t} WHERE {where}", (case_id, metric, *val))
             cur.execute(
-                f"INSERT OR REPLACE INTO cells ({CELL_COLUMNS}) VALUES ({','.join('?' * 25)})",
-                (case_id, metric, metric_version, case_digest, result.status, result.score, scrub(result.reason),
+                f"INSERT OR REPLACE INTO {cells_t} ({col}{CELL_COLUMNS}) VALUES ({','.join('?' * (25 + len(val)))})",
+                (*val, case_id, metric, metric_version, case_digest, result.status, result.score, scrub(result.reason),
                  _json(list(result.flags)), _json(result.detail), ledger.calls, ledger.prompt_tokens,
                  ledger.completion_tokens, ledger.latency_ms, ledger.cache_hits, ledger.errors, ledger.retries,
                  wall_ms, time.time(), attempt, ledger.billed_prompt_tokens, ledger.billed_completion_tokens,
                  ledger.cached_prompt_tokens, ledger.cached_completion_tokens, ledger.usage_missing,
                  ledger.format_misfits))
             cur.executemany(
-                "INSERT INTO units VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(case_id, metric, u.index, u.kind, scrub(u.text), u.verdict, scrub(u.raw_verdict), scrub(u.reason),
+                f"INSERT INTO {units_t} ({col}{UNIT_COLUMNS}) VALUES ({','.join('?' * (12 + len(val)))})",
+                [(*val, case_id, metric, u.index, u.kind, scrub(u.text), u.verdict, scrub(u.raw_verdict), scrub(u.reason),
                   u.span[0] if u.span else None, u.span[1] if u.span else None,
                   _json([asdict(q) for q in u.quotes]), _json(u.detail)) for u in result.units])
             cur.executemany(
-                f"INSERT INTO calls ({CALL_COLUMNS}) VALUES ({','.join('?' * 15)})",
-                [(case_id, metric, i, c.started, c.latency_ms, int(c.ok), int(c.cached), c.attempts,
+                f"INSERT INTO {calls_t} ({col}{CALL_COLUMNS}) VALUES ({','.join('?' * (15 + len(val)))})",
+                [(*val, case_id, metric, i, c.started, c.latency_ms, int(c.ok), int(c.cached), c.attempts,
                   c.prompt_tokens, c.completion_tokens, c.key, scrub(c.step), scrub(c.error),
                   int(getattr(c, "usage", True)), getattr(c, "reply_fit", None)) for i, c in enumerate(calls)])
-        self._attempts[(case_id, metric)] = attempt   # (reread if a batch holding it rolls back)
+        self._attempts[(case_id, metric, repeat)] = attempt   # (reread if a batch holding it rolls back)
 
     # --- pandas views ------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from harness.core.spans import overlaps
 
 from reports.model import agreement_stats as A
+from reports.model.intervals import honest, honest_auroc
 
 TARGETS = {"hallucinated": ("not_found", "contradicted"),
            "not_attributable": ("not_found", "contradicted", "inference")}
@@ -43,7 +44,8 @@ class Figures:
     point: A.Point | None
     """At the default threshold."""
     ci: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
-    """statistic -> bootstrap 95% interval."""
+    """statistic -> 95% interval: the bootstrap's, widened to the Wilson-based one of the counts
+    (:mod:`reports.model.intervals`), so it stays honest at 0% and 100%."""
     auroc: float | None = None
     auroc_ci: tuple[float | None, float | None] = (None, None)
     sweep: list[A.Point] = field(default_factory=list)
@@ -96,9 +98,9 @@ def figures(truth: list[bool], scores: list[float], top: float, resamples: int =
     point = A.at_threshold(t, s, top) if len(t) else None
     pred = s < top
     f = Figures(len(t), int(t.sum()), point)
-    f.ci = A.binary_intervals(t, pred, resamples)
+    f.ci = honest(A.binary_intervals(t, pred, resamples), t, pred)
     f.auroc = A.auroc(t, s) if len(t) else None
-    f.auroc_ci = A.auroc_interval(t, s, resamples)
+    f.auroc_ci = honest_auroc(A.auroc_interval(t, s, resamples), t, f.auroc)
     f.sweep = A.sweep(t, s) if len(t) else []
     f.best = A.best(f.sweep)
     return f
@@ -114,7 +116,7 @@ def binary_figures(truth: list[bool], pred: list[bool], not_covered: int = 0,
     point = A.Point(float("nan"), c, A.accuracy(c), A.balanced_accuracy(c), A.precision(c), A.recall(c),
                     A.cohen_kappa(c)) if len(t) else None
     f = Figures(len(t), int(t.sum()), point, not_covered=not_covered)
-    f.ci = A.binary_intervals(t, p, resamples)
+    f.ci = honest(A.binary_intervals(t, p, resamples), t, p)
     return f
 
 
@@ -137,6 +139,11 @@ def compute(data, resamples: int = A.RESAMPLES) -> list[MetricAgreement]:
         answers = {t: figures([answer_truth(data.cases[c], t) for c in ids], scores, top, resamples) for t in TARGETS}
         out.append(MetricAgreement(m, len(labelled), excluded, answers, _claim_level(data, m, ids, resamples)))
     return out
+
+
+def top_of(metric: str) -> float:
+    """The top of the metric's score range: an answer below it is called ungrounded."""
+    return _top(None, metric)
 
 
 def _top(data, metric: str) -> float:

@@ -8,6 +8,15 @@ from reports.model.agreement import RULE_AGREEMENT, RULE_N, TARGETS, Figures, Me
 from reports.model.blocks import Block, Table
 
 TITLE = "Agreement with human labels"
+
+
+def title(is_reference: bool) -> str:
+    """The section's heading by judge kind: under the reference judge the figures are a ceiling.
+
+    >>> title(True), title(False)
+    ('Agreement with human labels: definition ceiling (reference judge)', 'Agreement with human labels: judge + definition agreement')
+    """
+    return f"{TITLE}: " + ("definition ceiling (reference judge)" if is_reference else "judge + definition agreement")
 TARGET_WORDS = {"hallucinated": "hallucinated (some claim not found or contradicted)",
                 "not_attributable": "not attributable (also inference: no span states some claim)"}
 
@@ -46,15 +55,16 @@ def excluded_text(a: MetricAgreement) -> str:
 def row(a: MetricAgreement, f: Figures, name: str) -> list[str]:
     p = f.point
     if p is None:
-        return [name, str(f.n), excluded_text(a)] + ["\u2013"] * 7
+        return [name, str(f.n), "\u2013", excluded_text(a)] + ["\u2013"] * 7
     best = f"{f.best.threshold:.2f} (BA {f.best.balanced_accuracy:.2f})" if f.best else "\u2013"
-    return [name, str(f.n), excluded_text(a), with_ci(p.kappa, f.ci.get("kappa")),
+    return [name, str(f.n), f"{f.positives / f.n:.0%}" if f.n else "\u2013", excluded_text(a),
+            with_ci(p.kappa, f.ci.get("kappa")),
             with_ci(p.balanced_accuracy, f.ci.get("balanced_accuracy")),
             with_ci(p.precision, f.ci.get("precision")), with_ci(p.recall, f.ci.get("recall")),
             with_ci(f.auroc, f.auroc_ci), with_ci(p.accuracy, f.ci.get("accuracy")), best]
 
 
-HEADS = ["metric", "n", "left out", "kappa", "balanced accuracy", "precision (ungrounded)",
+HEADS = ["metric", "n", "base rate (ungrounded)", "left out", "kappa", "balanced accuracy", "precision (ungrounded)",
          "recall (ungrounded)", "AUROC", "raw agreement", "best threshold"]
 CLAIM_HEADS = ["metric", "claims", "not covered", "kappa", "balanced accuracy", "precision (ungrounded)",
                "recall (ungrounded)", "raw agreement"]
@@ -69,7 +79,7 @@ def rule_text() -> str:
 def section(data, results: list[MetricAgreement], names: dict[str, str]) -> Block:
     """The report section."""
     labelled = results[0].labelled if results else 0
-    b = Block("agreement", TITLE, [reading(data), rule_text()])
+    b = Block("agreement", title(data.is_reference), [reading(data), rule_text()])
     if not labelled:
         b.parts.append("No case of this run carries human labels: there is nothing to agree with.")
         return b
@@ -98,7 +108,7 @@ def section(data, results: list[MetricAgreement], names: dict[str, str]) -> Bloc
 def sweep_text(f: Figures) -> str:
     """Every cut of the sweep with its balanced accuracy, the best one starred.
 
-    >>> from reports import agreement_stats as A
+    >>> from reports.model import agreement_stats as A
     >>> pts = A.sweep([True, False], [0.5, 1.0])
     >>> sweep_text(Figures(2, 1, pts[1], sweep=pts, best=A.best(pts)))
     '0.50: 0.50 \u00b7 1.00: 1.00 \u2605 \u00b7 1.00+: 0.50'

@@ -1,6 +1,10 @@
-"""Behaviour probes for the metric cards: each a property, the canonical case that shows it, and a
-rule turning that case's cell into an answer. Every behavioural statement on a card is one of these,
-answered from a reference-judge run of the canonical set, never written by hand.
+"""Behaviour probes for the metric cards and the decision table: each a property, the case tags that
+select the cases showing it, and a rule turning such a case's cell into an answer.
+
+A probe finds its cases by what they probe (their ``tags``), never by a case id, so a team's own
+cases tagged the same way (or a renamed copy of the canonical set) answer the same probes. Every
+behavioural statement on a card is one of these, answered from a reference-judge run of the canonical
+set, never written by hand; :mod:`reports.model.facts` keeps the answers as data.
 """
 from __future__ import annotations
 
@@ -36,39 +40,58 @@ def _between(s: float) -> str:
 class Probe:
     """One property a card answers."""
 
+    key: str
+    """Stable name of the fact (the facts files and the decision table use it)."""
     text: str
     """The property, phrased so that the answer reads after it."""
-    case_id: str
-    """The canonical case that shows it."""
+    tags: frozenset
+    """A case shows the property when it carries every one of these tags."""
     answer: Callable[[float], str]
     """Score -> yes | no | partly."""
     group: str = "behaviour"
     """behaviour | degenerate (shown under "Degenerate inputs")."""
 
+    def matches(self, case) -> bool:
+        """Does ``case`` (anything with ``tags``) show this property?"""
+        return self.tags <= set(getattr(case, "tags", ()) or ())
+
+
+def _p(key, text, tags, rule, group="behaviour") -> Probe:
+    return Probe(key, text, frozenset(tags.split()), rule, group)
+
 
 PROBES: tuple[Probe, ...] = (
-    Probe("passes a plausible claim that no passage states and none contradicts", "cookie-yield", _full),
-    Probe("passes an answer that is true but stated nowhere in the passages", "memory-correct", _any),
-    Probe("credits a claim inferred from the passages (date arithmetic) that no span states", "product-age", _credit),
-    Probe("credits a unit conversion that no span states", "leave-months-paraphrase", _credit),
-    Probe("lowers the score for a contradicted claim", "release-date-contradicted", _penalised),
-    Probe("lowers the score for a one-number change (40 for 39 weeks)", "leave-40-weeks", _penalised),
-    Probe("lowers the score for an unsupported claim softened with 'may'", "hedged-claim", _penalised),
-    Probe("gives partial credit to a sentence mixing a supported and an unsupported claim", "mixed-sentence", _between),
-    Probe("notices a citation marker that points at the wrong passage", "citation-misattributed", _penalised),
-    Probe("supports a claim only two passages together state (multi-hop)", "multi-hop", _full),
-    Probe("ignores a claim-free pleasantry ('Great question!')", "trivial-greeting", _full),
-    Probe("notices an answer faithful to a stale passage", "rate-limit-stale", _penalised),
-    Probe("penalises a supported but off-topic claim", "off-topic-true", _penalised),
-    Probe("scores a German answer with a supported, a contradicted and an unstated claim below 1", "non-english",
-          _penalised),
-    Probe("scores an empty answer", "empty-answer", lambda s: "yes", "degenerate"),
-    Probe("scores as grounded an abstention although the passages hold the answer", "abstain-answerable", _full,
-          "degenerate"),
-    Probe("scores as grounded a correct refusal (the passages cannot answer)", "abstain-unanswerable", _full,
-          "degenerate"),
+    _p("passes-unstated", "passes a plausible claim that no passage states and none contradicts",
+       "lenient-vs-strict", _full),
+    _p("passes-true-unstated", "passes an answer that is true but stated nowhere in the passages",
+       "ungrounded-but-correct", _any),
+    _p("credits-inference", "credits a claim inferred from the passages (date arithmetic) that no span states",
+       "inference date-arithmetic", _credit),
+    _p("credits-conversion", "credits a unit conversion that no span states", "inference unit-conversion", _credit),
+    _p("penalises-contradiction", "lowers the score for a contradicted claim", "contradicted control", _penalised),
+    _p("penalises-number", "lowers the score for a one-number change (40 for 39 weeks)", "contradicted numeric",
+       _penalised),
+    _p("penalises-hedge", "lowers the score for an unsupported claim softened with 'may'", "hedge", _penalised),
+    _p("partial-sentence", "gives partial credit to a sentence mixing a supported and an unsupported claim",
+       "shared-sentence", _between),
+    _p("checks-citation", "notices a citation marker that points at the wrong passage", "citation misattributed",
+       _penalised),
+    _p("multi-hop", "supports a claim only two passages together state (multi-hop)", "multi-hop", _full),
+    _p("ignores-pleasantry", "ignores a claim-free pleasantry ('Great question!')", "trivial-sentence", _full),
+    _p("notices-stale", "notices an answer faithful to a stale passage", "stale-context", _penalised),
+    _p("penalises-off-topic", "penalises a supported but off-topic claim", "off-topic", _penalised),
+    _p("non-english", "scores a German answer with a supported, a contradicted and an unstated claim below 1",
+       "non-english", _penalised),
+    _p("scores-empty", "scores an empty answer", "empty", lambda s: "yes", "degenerate"),
+    _p("passes-over-refusal", "scores as grounded an abstention although the passages hold the answer",
+       "abstention answerable", _full, "degenerate"),
+    _p("passes-correct-refusal", "scores as grounded a correct refusal (the passages cannot answer)",
+       "abstention unanswerable", _full, "degenerate"),
 )
 """The probes, in card order."""
+
+BY_KEY = {p.key: p for p in PROBES}
+
 
 def no_score(status: str) -> str:
     """How a probe reads a cell without a score: its status's label in the vocabulary.
@@ -85,15 +108,21 @@ class Answer:
 
     probe: Probe
     answer: str
-    """yes | no | partly | :func:`no_score` of the cell's status."""
+    """yes | no | partly | :func:`no_score` of the cell's status; ``mixed`` when its cases disagree."""
     value: str
-    """The cell as the matrix shows it, e.g. ``1.00``, ``1.00*``, ``NaN``."""
+    """The cell as the matrix shows it, e.g. ``1.00``, ``1.00*``, ``NaN`` (cells joined when several)."""
     reason: str | None = None
     """The cell's reason when it has no score."""
     flags: tuple[str, ...] = ()
+    case_ids: tuple[str, ...] = ()
+    """The cases that showed it, in run order."""
+
+    @property
+    def case_id(self) -> str:
+        return ", ".join(self.case_ids)
 
 
-def answer(probe: Probe, cell) -> Answer:
+def answer(probe: Probe, cell, case_id: str = "") -> Answer:
     """Answer one probe from one matrix cell.
 
     >>> from reports.model.matrix import Cell
@@ -102,13 +131,31 @@ def answer(probe: Probe, cell) -> Answer:
     >>> answer(PROBES[0], Cell("vendor_nan", None, reason="r")).answer
     'unscored by the vendor'
     """
+    ids = (case_id,) if case_id else ()
     if cell is None or cell.status != "scored":
         status = cell.status if cell is not None else "missing"
-        return Answer(probe, no_score(status), cell.label if cell else "-", cell.reason if cell else None)
-    return Answer(probe, probe.answer(cell.score), cell.label, None, tuple(cell.flags))
+        return Answer(probe, no_score(status), cell.label if cell else "-", cell.reason if cell else None,
+                      case_ids=ids)
+    return Answer(probe, probe.answer(cell.score), cell.label, None, tuple(cell.flags), ids)
 
 
-def answers(cells: dict, metric: str, case_ids) -> list[Answer]:
-    """Every probe whose case is in the run, answered for ``metric``."""
-    ids = set(case_ids)
-    return [answer(p, cells.get((p.case_id, metric))) for p in PROBES if p.case_id in ids]
+def combine(answers: list[Answer]) -> Answer:
+    """One answer from the answers of several cases showing the same probe: their common answer, else
+    ``mixed`` (the values say which case gave what)."""
+    if len(answers) == 1:
+        return answers[0]
+    first = answers[0]
+    said = {a.answer for a in answers}
+    return Answer(first.probe, first.answer if len(said) == 1 else "mixed", " / ".join(a.value for a in answers),
+                  first.reason, first.flags, tuple(c for a in answers for c in a.case_ids))
+
+
+def answers(cells: dict, metric: str, cases) -> list[Answer]:
+    """Every probe some case of ``cases`` (Case objects, in run order) shows, answered for ``metric``."""
+    cases = list(cases)
+    out = []
+    for p in PROBES:
+        mine = [answer(p, cells.get((c.id, metric)), c.id) for c in cases if p.matches(c)]
+        if mine:
+            out.append(combine(mine))
+    return out

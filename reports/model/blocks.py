@@ -15,6 +15,18 @@ class Table:
 
 
 @dataclass
+class Plot:
+    """A plot a renderer draws from a finished model (:mod:`reports.render.svgplot`)."""
+
+    kind: str
+    """Which drawing: ``frontier``."""
+    model: object
+    alt: str
+    file: str
+    """The file name the Markdown report links (written beside it)."""
+
+
+@dataclass
 class Block:
     """One report section."""
 

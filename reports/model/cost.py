@@ -84,6 +84,24 @@ def judge_price(data):
     return p, f"{model}: {p.input:g} in / {p.output:g} out per million tokens ({table.get('source')})"
 
 
+def steady(latencies) -> tuple[float, int]:
+    """(mean judge latency per answer, one-time loading left out; cells left out). A cell whose latency is
+    over five times the median and over a second above it waited for a one-time load (an embedded model's
+    first load, a vendor's first client), which a long run pays once, not per answer.
+
+    >>> steady([10.0, 12.0, 11.0, 6300.0])
+    (11.0, 1)
+    >>> steady([])
+    (0.0, 0)
+    """
+    xs = sorted(float(x) for x in latencies)
+    if not xs:
+        return 0.0, 0
+    med = xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+    kept = [x for x in xs if not (x > 5 * med and x > med + 1000.0)]
+    return sum(kept) / len(kept), len(xs) - len(kept)
+
+
 def per_metric(data) -> list[Cost]:
     """Cost per metric, in display order (not-applicable cells do not count as answers)."""
     df = data.cells
@@ -99,7 +117,7 @@ def per_metric(data) -> list[Cost]:
         cached = int((_col(d, "cached_prompt_tokens") + _col(d, "cached_completion_tokens")).sum())
         money = price.cost(bp, bc) / n if price is not None else None
         out.append(Cost(m, n, float(d["calls"].mean()), float(d["prompt_tokens"].mean()),
-                        float(d["completion_tokens"].mean()), float(d["latency_ms"].mean()),
+                        float(d["completion_tokens"].mean()), steady(d["latency_ms"])[0],
                         int(d["calls"].sum()), int((d["prompt_tokens"] + d["completion_tokens"]).sum()),
                         int(d["cache_hits"].sum()), int(d["calls"].min()), int(d["calls"].max()),
                         bp + bc, cached, money))

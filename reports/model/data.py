@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from harness.cases.load import CaseFileError, case_digest, load_cases, parse_case
 from harness.core.records import Case
 from harness.metric import registry
+from harness.store.repeats import all_cells
 from harness.store.runstore import RunStore
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -71,6 +72,8 @@ class RunData:
     """The cases whose text is known (digest matches the store)."""
     case_note: str | None = None
     """Why some or all case texts are missing, if they are."""
+    repeats: object = None
+    """DataFrame of every repeat's cells (column ``repeat``) when the run has ``--repeats``; else None."""
 
     @property
     def run_id(self) -> str:
@@ -115,6 +118,8 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
     try:
         spec, cells, units, calls = store.spec(), store.cells(), store.units(), store.calls()
         stored = store.case_objects()
+        every = all_cells(store)
+        every = every if int(every["repeat"].max() if len(every) else 0) > 0 else None
     finally:
         store.close()
     cells["flags"] = [json.loads(f) if isinstance(f, str) else [] for f in cells["flags"]]
@@ -127,7 +132,7 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
     seen = list(dict.fromkeys(cells["case_id"]))
     case_ids = [c for c in order if c in set(seen)] + [c for c in seen if c not in set(order)]
     return RunData(os.path.dirname(os.path.abspath(path)), spec, cells, units, calls, metrics, info,
-                   case_ids, cases, note)
+                   case_ids, cases, note, every)
 
 
 def _metrics(spec: dict, cells) -> tuple[list[str], dict[str, MetricInfo]]:

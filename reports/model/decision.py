@@ -1,21 +1,45 @@
 """What the report leads with: which metric for which need, and the divergences grouped by reason.
 
-Each need is a set of requirements over the metric cards' behaviour facts (:mod:`reports.model.behaviours`:
-a property answered by one canonical case). A fact is read from this run when the run holds that
-case and scored it, otherwise from the committed card (``reports/cards/<metric>.md``, generated from
-a reference run of the canonical set). Where the run's cases carry human labels and the agreement
-module is installed, each recommended metric's agreement with the labels is shown beside it.
+Each need is a set of requirements over behaviour facts (:mod:`reports.model.facts`: data, found by
+the behaviour a case is tagged for, never by case id), then a ranking by measured agreement with human
+labels and by stability across repeats where the run has them, and only then by cost. A metric is
+never recommended for being cheaper when its agreement lies below another candidate's interval,
+nor when its decisions flip across repeats more than a steadier candidate's. Each row names the
+sections that hold its evidence.
 """
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field
 
-from reports.model.behaviours import PROBES, answer
+from reports.model.agreement_section import title as agreement_heading
+from reports.model.facts import FACTS_TITLE, merged, said, sources
+from reports.model.stability import TITLE as STABILITY
 
-CARDS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cards")
 PER_CLAIM_UNITS = ("claim", "statement")
+TARGET = "hallucinated"
+"""The human target the table's agreement uses (some claim not found or contradicted)."""
+FRONTIER_TITLE = "Cost and quality: the frontier"
+"""The frontier section's title (:mod:`reports.model.frontier`, which imports this module)."""
+FLIP_LIMIT = 0.05
+"""A metric whose grounded/ungrounded decision flips between repeats on more than this share of answers
+is passed over when a candidate at or under it exists."""
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One metric's agreement with the labels, as the decision table shows it."""
+
+    value: float
+    """Balanced accuracy at the default threshold."""
+    low: float | None
+    high: float | None
+    n: int
+    positives: int
+
+    def text(self) -> str:
+        """e.g. ``0.92 [0.78, 0.99] n=24, 42% ungrounded``."""
+        ci = f" [{self.low:.2f}, {self.high:.2f}]" if self.low is not None else ""
+        return f"{self.value:.2f}{ci} n={self.n}, {self.positives / self.n:.0%} ungrounded"
 
 
 @dataclass(frozen=True)
@@ -29,7 +53,20 @@ class Need:
     why: str
     """The requirements, and what the facts say."""
     agreement: str = ""
-    """The recommended metrics' agreement with human labels, when known."""
+    """The recommended metrics' agreement with human labels, when measured."""
+    evidence: tuple[tuple[str, str], ...] = ()
+    """(section anchor, section title) for every section this row rests on."""
+
+
+@dataclass
+class Decision:
+    """The decision table, computed once (the renderers lay it out)."""
+
+    needs: list[Need]
+    sources: str
+    agreement_title: str = ""
+    """The agreement column's heading ("" when nothing was measured)."""
+    note: str = ""
 
 
 @dataclass
@@ -44,123 +81,143 @@ class Group:
         return len(self.divergences)
 
 
-def card_facts(metric: str, cards_dir: str = CARDS_DIR) -> dict[str, str]:
-    """case id -> answer (yes / no / partly / ...) from a committed card's behaviour table.
+def agreement_title(is_reference: bool) -> str:
+    """The agreement column's heading by judge kind.
 
-    >>> card_facts("inhouse.span")["cookie-yield"]
-    'no'
-    >>> card_facts("no.such.metric")
-    {}
+    >>> agreement_title(True).split(":")[0], agreement_title(False).split(":")[0]
+    ('definition ceiling (reference judge)', 'judge + definition agreement')
     """
-    path = os.path.join(cards_dir, f"{metric}.md")
-    if not os.path.isfile(path):
-        return {}
+    kind = "definition ceiling (reference judge)" if is_reference else "judge + definition agreement"
+    return f"{kind}: balanced accuracy [95% CI], target {TARGET}"
+
+
+def standings(rep) -> dict[str, Standing]:
+    """metric -> its agreement on the target (answers with a score; none when no case is labelled)."""
     out = {}
-    for line in open(path, encoding="utf-8"):
-        m = re.match(r"^\| [^|]+ \| \*\*(?P<answer>[^*]+)\*\* \| (?P<case>[a-z0-9-]+) \| [^|]+ \|$", line.strip())
-        if m:
-            out[m["case"]] = m["answer"]
-    return out
-
-
-def facts(data, cells) -> dict[str, dict[str, tuple[str, str]]]:
-    """metric -> case id -> (answer, source), source "run" or "card"."""
-
-    out = {}
-    for m in data.metrics:
-        card = card_facts(m)
-        mine = {}
-        for p in PROBES:
-            cell = cells.get((p.case_id, m))
-            if cell is not None and cell.status != "missing":
-                mine[p.case_id] = (answer(p, cell).answer, "run")
-            elif p.case_id in card:
-                mine[p.case_id] = (card[p.case_id], "card")
-        out[m] = mine
+    for r in getattr(rep, "agreement", None) or []:
+        f = (r.answers or {}).get(TARGET)
+        p = getattr(f, "point", None)
+        if p is None or p.balanced_accuracy is None or not r.labelled:
+            continue
+        lo, hi = f.ci.get("balanced_accuracy", (None, None))
+        out[r.metric] = Standing(p.balanced_accuracy, lo, hi, f.n, f.positives)
     return out
 
 
 def agreement(rep) -> dict[str, float]:
-    """metric -> balanced accuracy against the human labels ("not attributable" target, default
-    threshold); empty when no case is labelled or the agreement module is not installed.
+    """metric -> balanced accuracy on the target (kept for callers that want the point only)."""
+    return {m: s.value for m, s in standings(rep).items()}
 
-    The hook for :mod:`reports.model.agreement` (``compute(data)`` -> per-metric figures): the report's own
-    figures are used when it computed them (``rep.agreement``)."""
-    results = getattr(rep, "agreement", None)
-    if results is None:
-        try:
-            from reports.model import agreement as ag  # noqa: PLC0415 - lazy: optional import, its absence is handled here
-        except ImportError:
-            return {}
-        try:
-            results = ag.compute(rep.data, resamples=200)
-        except Exception:  # noqa: BLE001 - a report without agreement is still a report
-            return {}
-    out = {}
-    for r in results or []:
-        fig = (getattr(r, "answers", None) or {}).get("not_attributable")
-        point = getattr(fig, "point", None)
-        if point is not None and point.balanced_accuracy is not None and getattr(r, "labelled", 0):
-            out[r.metric] = point.balanced_accuracy
-    return out
+
+def flips(rep) -> dict[str, float]:
+    """metric -> share of answers whose decision flips across repeats (only when the run has repeats)."""
+    st = getattr(rep, "stability", None)
+    if st is None or not st.repeats or st.repeats < 2:
+        return {}
+    return {s.metric: s.flip_rate for s in st.metrics if s.flip_rate is not None}
+
+
+def below(m: str, others, agree: dict[str, Standing]) -> bool:
+    """Does ``m``'s agreement lie below some other candidate's interval (its point estimate under the other's
+    lower bound: the other very likely agrees better)?
+
+    >>> a = {"x": Standing(0.70, 0.44, 0.87, 23, 11), "y": Standing(1.0, 0.73, 1.0, 21, 11)}
+    >>> below("x", ["x", "y"], a), below("y", ["x", "y"], a)
+    (True, False)
+    """
+    mine = agree.get(m)
+    if mine is None:
+        return False
+    return any(o != m and o in agree and agree[o].low is not None and mine.value < agree[o].low for o in others)
+
+
+def rank(cands: list[str], rep, key) -> tuple[list[str], list[str]]:
+    """(kept in order of ``key``, passed over): the candidates whose agreement lies below another's
+    interval, or whose decisions flip more than :data:`FLIP_LIMIT` while another's do not, are passed over."""
+    agree, flip = standings(rep), flips(rep)
+    steady = [m for m in cands if flip.get(m, 0.0) <= FLIP_LIMIT]
+    out = [m for m in cands if not below(m, cands, agree) and (m in steady or not steady)]
+    return sorted(out, key=key), [m for m in cands if m not in out]
 
 
 def needs(rep) -> list[Need]:
     """The decision table for one report."""
     d = rep.data
-    f = facts(d, rep.cells)
+    f = merged(d, rep.cells)
     costs = {c.metric: c for c in rep.costs if c.answers}
     short = rep.shorts
-
-    def said(m: str, case_id: str) -> str | None:
-        return f.get(m, {}).get(case_id, (None, None))[0]
+    agree = standings(rep)
 
     def names(ms) -> str:
         return ", ".join(short[m] for m in ms) or "none"
 
-    strict = [m for m in d.metrics if said(m, "cookie-yield") == "no" and said(m, "release-date-contradicted") == "yes"]
-    span = [m for m in strict if said(m, "product-age") == "no" and d.info[m].unit in PER_CLAIM_UNITS]
-    citation = [m for m in d.metrics if said(m, "citation-misattributed") == "yes"]
-    cheap = sorted([m for m in strict if m in costs], key=lambda m: (costs[m].calls, costs[m].tokens))
-    abstain = [m for m in d.metrics if said(m, "abstain-unanswerable") == "yes" and said(m, "abstain-answerable") == "no"]
-    german = [m for m in strict if said(m, "non-english") == "yes"]
-    lenient = [m for m in d.metrics if said(m, "cookie-yield") == "yes"]
+    def yes(m, key):
+        return said(f, m, key) == "yes"
+
+    def no(m, key):
+        return said(f, m, key) == "no"
+
+    order = {m: i for i, m in enumerate(d.metrics)}
+    by_agreement = (lambda m: (-(agree[m].value if m in agree else -1), order[m]))
+    strict = [m for m in d.metrics if no(m, "passes-unstated") and yes(m, "penalises-contradiction")]
+    span = [m for m in strict if no(m, "credits-inference") and d.info[m].unit in PER_CLAIM_UNITS]
+    citation = [m for m in d.metrics if yes(m, "checks-citation")]
+    priced = [m for m in strict if m in costs]
+    cheap, passed = rank(priced, rep, lambda m: (costs[m].calls, costs[m].tokens, order[m]))
+    abstain = [m for m in d.metrics if yes(m, "passes-correct-refusal") and no(m, "passes-over-refusal")]
+    german, _ = rank([m for m in strict if yes(m, "non-english")], rep, by_agreement)
+    lenient = [m for m in d.metrics if yes(m, "passes-unstated")]
+    span_kept, _ = rank(span, rep, by_agreement)
+    facts_ev = ("facts", FACTS_TITLE)
+    agree_ev = ("agreement", agreement_heading(d.is_reference)) if agree else None
+    cost_ev = ("frontier", FRONTIER_TITLE)
+    stab_ev = ("stability", STABILITY) if flips(rep) else None
+
+    def ev(*parts):
+        return tuple(p for p in parts if p)
+
     out = [
-        Need("a citation promised per claim", span[:1] + citation[:1],
-             "fails a claim no passage states (cookie-yield) and one only inferred from them (product-age), "
-             f"lowers the score for a contradiction, judges claim by claim; {names(citation)} "
-             f"{'notices' if len(citation) == 1 else 'notice'} a [N] marker that points at the wrong passage "
-             "(citation-misattributed)"
-             + (f". Also qualify: {names(span[1:])}" if span[1:] else "")),
+        Need("a citation promised per claim", span_kept[:1] + citation[:1],
+             "fails a claim no passage states and one only inferred from them, lowers the score for a "
+             f"contradiction, judges claim by claim; {names(citation)} "
+             f"{'notices' if len(citation) == 1 else 'notice'} a [N] marker that points at the wrong passage"
+             + (f". Also qualify: {names(span_kept[1:])}" if span_kept[1:] else ""),
+             evidence=ev(facts_ev, agree_ev, stab_ev)),
         Need("cheap monitoring of production traffic", cheap[:1],
              f"fails unstated and contradicted claims ({names(strict)}), then the fewest judge calls per answer"
              + (f": {costs[cheap[0]].calls:.1f} calls, {costs[cheap[0]].tokens:,.0f} tokens" if cheap else "")
+             + (f". Not picked, whatever their cost: {names(passed)} (agreement below another candidate's "
+                "interval, or decisions that flip across repeats)" if passed else "")
              + (f". Avoid {names(lenient)}: it stays at 1.0 on an answer whose only fault is an unstated claim"
-                if lenient else "")),
+                if lenient else ""),
+             evidence=ev(facts_ev, cost_ev, agree_ev, stab_ev)),
         Need("answers that may abstain", abstain,
-             "scores a justified refusal as grounded (abstain-unanswerable) and an over-cautious one as not "
-             "grounded (abstain-answerable)"),
+             "scores a justified refusal as grounded and an over-cautious one (the passages hold the answer) "
+             "as not grounded", evidence=ev(facts_ev)),
         Need("non-English answers", german[:2],
-             "scores a German answer with a supported, a contradicted and an unstated claim below 1 (non-english), "
-             "and fails unstated and contradicted claims; the reference judge reads labels, so check a real "
-             "judge's reading of your language against labelled cases"),
+             "scores a German answer with a supported, a contradicted and an unstated claim below 1, and fails "
+             "unstated and contradicted claims; the reference judge reads labels, so check a real judge's "
+             "reading of your language against labelled cases", evidence=ev(facts_ev, agree_ev)),
     ]
-    agree = agreement(rep)
     if agree:
         out = [Need(n.need, n.recommended, n.why,
-                    ", ".join(f"{short[m]} {agree[m]:.2f}" for m in n.recommended if m in agree)) for n in out]
+                    "; ".join(f"{short[m]} {agree[m].text()}" for m in n.recommended if m in agree), n.evidence)
+               for n in out]
     return out
 
 
-def sources(rep) -> str:
-    """Where the facts came from, in one sentence."""
-    f = facts(rep.data, rep.cells)
-    n_run = sum(src == "run" for m in f.values() for _, src in m.values())
-    n_card = sum(src == "card" for m in f.values() for _, src in m.values())
-    if not n_card:
-        return f"Every fact ({n_run}) is read from this run's cells on the canonical probe cases."
-    return (f"{n_run} fact(s) are read from this run's cells and {n_card} from the metric cards "
-            "(a reference run of the canonical set), where this run does not score the probe case.")
+CEILING = ("Under the reference judge these figures are each definition's ceiling (a judge that reads the "
+           "labels perfectly), not agreement a real judge reaches.")
+
+
+def compute(rep) -> Decision:
+    """The decision table of one report, with where its facts came from and how to read its figures."""
+    rows = needs(rep)
+    measured = any(n.agreement for n in rows)
+    reference = rep.data.is_reference
+    return Decision(rows, sources(merged(rep.data, rep.cells)),
+                    agreement_title(reference) if measured else "",
+                    CEILING if measured and reference else "")
 
 
 def groups(divergences) -> list[Group]:

@@ -1,8 +1,9 @@
 """A :class:`reports.model.blocks.Block` laid out as Markdown lines or as one HTML section (every text escaped)."""
 from __future__ import annotations
 
-from reports.model.blocks import Block, Table
+from reports.model.blocks import Block, Plot, Table
 from reports.render.markup import e, m, table
+from reports.render.svgplot import render as svg
 
 
 def markdown(block: Block) -> list[str]:
@@ -27,6 +28,8 @@ def markdown(block: Block) -> list[str]:
             if p.caption:
                 out += [f"**{m(p.caption)}**", ""]
             out += [table([m(h) for h in p.heads], [[m(c) for c in r] for r in p.rows]), ""]
+        elif isinstance(p, Plot):
+            out += [f"![{m(p.alt)}]({p.file})", ""]
         elif isinstance(p, list):
             out += [f"- {m(x)}" for x in p] + [""]
         else:
@@ -48,6 +51,8 @@ def html(block: Block) -> str:
             head = "".join(f"<th>{e(h)}</th>" for h in p.heads)
             rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in p.rows)
             out.append(f'{cap}<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>')
+        elif isinstance(p, Plot):
+            out.append(f'<figure class="scroll">{svg(p.model)}</figure>')
         elif isinstance(p, list):
             out.append('<ul class="small">' + "".join(f"<li>{e(x)}</li>" for x in p) + "</ul>")
         else:

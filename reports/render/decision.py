@@ -2,49 +2,55 @@
 by reason with their counts (each reason once)."""
 from __future__ import annotations
 
-from reports.model.decision import agreement, groups, needs, sources
+import re
+
+from reports.model.decision import groups
 from reports.model.sections import TITLES
 from reports.render.markup import e, m, table
 
 TITLE = "Which metric for which need"
-INTRO = ("Each need is a set of requirements over the metric cards' behaviour facts (one canonical case "
-         "per fact, see reports/model/behaviours.py and reports/model/decision.py), so the table changes when a "
-         "metric's behaviour or cost does.")
+INTRO = ("Each need is a set of requirements over behaviour facts (found by what the cases are tagged to probe, "
+         "never by case id: reports/model/behaviours.py, reports/model/facts.py), then measured agreement with "
+         "human labels and stability across repeats where the run has them, and only then cost: a metric whose "
+         "agreement lies below another candidate's interval is never picked for being cheaper.")
 GLANCE_INTRO = ("Divergent cases grouped by the kind and mechanism of their reason, derived from the metrics' unit "
                 "verdicts (reports/model/reasons.py), largest group first.")
 
 
-def html(rep) -> str:
+def slug(title: str) -> str:
+    """The anchor a Markdown viewer gives a heading.
 
+    >>> slug("Cost and quality: the frontier")
+    'cost-and-quality-the-frontier'
+    """
+    return re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", title.strip().lower()))
+
+
+def _use(rep, n) -> str:
+    return ", ".join(rep.shorts[m] for m in n.recommended) or "none of these"
+
+
+def html(rep) -> str:
+    d = rep.decision
     rows = "".join(
-        f"<tr><th>{e(n.need)}</th><td><b>{e(', '.join(rep.shorts[m] for m in n.recommended) or 'none of these')}</b></td>"
-        f"<td class=\"small\">{e(n.why)}</td>" + (f"<td class=\"num\">{e(n.agreement)}</td>" if _agree(rep) else "")
-        + "</tr>" for n in needs(rep))
-    head = "<th>need</th><th>use</th><th>because it</th>" + ("<th>agreement with labels (balanced accuracy)</th>" if _agree(rep) else "")
-    return (f'<section id="decision"><h2>{e(TITLE)}</h2><p>{e(INTRO)} {e(sources(rep))}{e(_note(rep))}</p>'
+        f"<tr><th>{e(n.need)}</th><td><b>{e(_use(rep, n))}</b></td><td class=\"small\">{e(n.why)}</td>"
+        + (f"<td class=\"num\">{e(n.agreement)}</td>" if d.agreement_title else "")
+        + "<td class=\"small\">" + " ".join(f'<a href="#{e(a)}">{e(what)}</a>' for a, what in n.evidence) + "</td>"
+        + "</tr>" for n in d.needs)
+    head = ("<th>need</th><th>use</th><th>because it</th>" + (f"<th>{e(d.agreement_title)}</th>" if d.agreement_title
+                                                             else "") + "<th>evidence</th>")
+    note = f" {d.note}" if d.note else ""
+    return (f'<section id="decision"><h2>{e(TITLE)}</h2><p>{e(INTRO)} {e(d.sources)}{e(note)}</p>'
             f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></section>")
 
 
 def markdown(rep) -> list[str]:
-
-    heads = ["need", "use", "because it"] + (["agreement with labels (balanced accuracy)"] if _agree(rep) else [])
-    rows = [[m(n.need), "**" + m(", ".join(rep.shorts[x] for x in n.recommended) or "none of these") + "**", m(n.why)]
-            + ([m(n.agreement)] if _agree(rep) else []) for n in needs(rep)]
-    return [f"## {TITLE}", "", f"{m(INTRO)} {m(sources(rep))}{m(_note(rep))}", "", table(heads, rows), ""]
-
-
-CEILING = ("Under the reference judge, agreement is each definition's ceiling (a judge that reads the labels "
-           "perfectly); under a real judge it is the judge-and-definition agreement.")
-
-
-def _note(rep) -> str:
-    """The agreement caveat, when the table shows agreement."""
-    return f" {CEILING}" if _agree(rep) and rep.data.is_reference else ""
-
-
-def _agree(rep) -> bool:
-
-    return bool(agreement(rep))
+    d = rep.decision
+    heads = ["need", "use", "because it"] + ([d.agreement_title] if d.agreement_title else []) + ["evidence"]
+    rows = [[m(n.need), "**" + m(_use(rep, n)) + "**", m(n.why)] + ([m(n.agreement)] if d.agreement_title else [])
+            + [", ".join(f"[{m(what)}](#{slug(what)})" for _, what in n.evidence)] for n in d.needs]
+    note = f" {m(d.note)}" if d.note else ""
+    return [f"## {TITLE}", "", f"{m(INTRO)} {m(d.sources)}{note}", "", table(heads, rows), ""]
 
 
 def glance_html(rep, anchors: dict[str, int]) -> str:

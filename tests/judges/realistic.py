@@ -128,11 +128,13 @@ def digest(msgs: list[tuple[str, str]]) -> str:
 class RealisticJudge:
     """``complete(body) -> chat.completion dict``; thread-safe; keeps :class:`Books`."""
 
-    def __init__(self, noise: Noise | None = None, mode: str = "legacy"):
+    def __init__(self, noise: Noise | None = None, mode: str = "legacy", sampling=None):
         if mode not in MODES:
             raise ValueError(f"unknown realistic-judge mode {mode!r}; known: {', '.join(MODES)}")
         self.noise = noise or Noise()
         self.mode = mode
+        self.sampling = sampling
+        """``tests.judges.sampling.Sampling``: seeded variation between repeats of a request (None: none)."""
         self.books = Books()
 
     def answer(self, msgs: list[tuple[str, str]], salt: str = "") -> steps.Answer | None:
@@ -207,6 +209,8 @@ class RealisticJudge:
         fmt = format_of(body) if self.mode != "legacy" else None
         try:
             a = self.answer(msgs, f":{fmt['type']}:{fmt.get('name')}" if fmt else "")
+            if self.sampling is not None:
+                a = self.sampling.vary(a, h, body)
         except Exception:  # noqa: BLE001 - a judge bug: answered like an unknown prompt, counted
             a = None
             with self.books._lock:
@@ -326,9 +330,11 @@ class Served:
         return self.judge.mode
 
 
-def start(port: int = 0, noise: Noise | None = None, mode: str = "legacy") -> Served:
-    """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port) in ``mode`` (:data:`MODES`)."""
-    judge = RealisticJudge(noise, mode)
+
+def start(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None) -> Served:
+    """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port) in ``mode`` (:data:`MODES`),
+    with ``sampling`` (``tests.judges.sampling.Sampling``) varying repeats of a request, or not."""
+    judge = RealisticJudge(noise, mode, sampling)
     handler = type("Handler", (_Handler,), {"judge": judge})
     server_cls = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256, "daemon_threads": True})
     server = server_cls(("127.0.0.1", port), handler)   # a deep backlog: vendors open many connections at once
@@ -337,9 +343,9 @@ def start(port: int = 0, noise: Noise | None = None, mode: str = "legacy") -> Se
 
 
 @contextlib.contextmanager
-def serve(port: int = 0, noise: Noise | None = None, mode: str = "legacy"):
+def serve(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None):
     """``with serve() as judge:`` a running realistic judge, shut down afterwards."""
-    s = start(port, noise, mode)
+    s = start(port, noise, mode, sampling)
     try:
         yield s
     finally:

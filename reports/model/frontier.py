@@ -1,0 +1,105 @@
+"""The cost-quality frontier: per metric, agreement with the human labels (with its interval) against the
+judge's cost per answer (tokens; money when a price was given; calls) and against latency per answer,
+with the Pareto front marked (no other metric is at least as good on both axes and better on one).
+
+Latency is the judge time per answer with one-time loading left out (:func:`reports.model.cost.steady`).
+Under the reference judge, agreement is each definition's ceiling, and the plot says so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reports.model.blocks import Block, Plot, Table
+from reports.model.decision import FRONTIER_TITLE, TARGET, agreement_title, standings
+
+TITLE = FRONTIER_TITLE
+
+
+@dataclass(frozen=True)
+class Point:
+    """One metric on the plot."""
+
+    metric: str
+    label: str
+    """Short name."""
+    agreement: float | None
+    low: float | None
+    high: float | None
+    calls: float
+    tokens: float
+    money: float | None
+    latency_ms: float
+
+
+@dataclass
+class Frontier:
+    """The frontier's model (the renderers draw it)."""
+
+    title: str
+    """What the y axis is (by judge kind)."""
+    points: list[Point] = field(default_factory=list)
+    cost_axis: str = "tokens per answer"
+    front_cost: list[str] = field(default_factory=list)
+    """Metrics on the Pareto front of agreement vs cost."""
+    front_latency: list[str] = field(default_factory=list)
+    note: str = ""
+    latency: bool = True
+    """Drawn against latency too (False on the cards: a reference run's latency is the machine's, not the
+    metric's, and the cards are generated deterministically)."""
+
+    def cost(self, p: Point) -> float:
+        return p.money if self.cost_axis.startswith("money") and p.money is not None else p.tokens
+
+
+def pareto(items: list[tuple[str, float, float]]) -> list[str]:
+    """Names on the front of (name, cost, quality): lower cost and higher quality are better.
+
+    >>> pareto([("a", 1, 0.5), ("b", 2, 0.9), ("c", 3, 0.8), ("d", 1, 0.4)])
+    ['a', 'b']
+    """
+    out = []
+    for n, c, q in items:
+        if not any((c2 <= c and q2 >= q) and (c2 < c or q2 > q) for n2, c2, q2 in items if n2 != n):
+            out.append(n)
+    return out
+
+
+def compute(rep, latency: bool = True) -> Frontier:
+    """The frontier of one report (metrics without a measured agreement are drawn without one and left
+    off the front); ``latency`` False: against cost only."""
+    agree = standings(rep)
+    priced = any(c.money_per_answer is not None for c in rep.costs if c.answers)
+    f = Frontier(agreement_title(rep.data.is_reference) if agree else "no human labels: agreement not measured",
+                 cost_axis="money per answer" if priced else "tokens per answer", latency=latency)
+    for c in rep.costs:
+        if not c.answers:
+            continue
+        a = agree.get(c.metric)
+        f.points.append(Point(c.metric, rep.shorts[c.metric], a.value if a else None, a.low if a else None,
+                              a.high if a else None, c.calls, c.tokens, c.money_per_answer, c.latency_ms))
+    rated = [p for p in f.points if p.agreement is not None]
+    f.front_cost = pareto([(p.metric, f.cost(p), p.agreement) for p in rated])
+    f.front_latency = pareto([(p.metric, p.latency_ms, p.agreement) for p in rated]) if latency else []
+    f.note = (f"Agreement: balanced accuracy on the target {TARGET} with its 95% interval. "
+              + ("Latency: judge time per answer, one-time loading (an embedded model's first load) left out. "
+                 if latency else "")
+              + "On the front: no other metric is as cheap" + (" (or as fast)" if latency else "")
+              + " and agrees at least as well.")
+    return f
+
+
+def section(fr: Frontier, names: dict[str, str]):
+    """The report section (a table and the plot)."""
+    rows = [[names.get(p.metric, p.metric),
+             "\u2013" if p.agreement is None else
+             f"{p.agreement:.2f}" + (f" [{p.low:.2f}, {p.high:.2f}]" if p.low is not None else ""),
+             f"{p.calls:.1f}", f"{p.tokens:,.0f}", "n/a" if p.money is None else f"{p.money:.3g}",
+             f"{p.latency_ms:,.0f}",
+             ", ".join(x for x, on in (("cost", p.metric in fr.front_cost),
+                                       ("latency", p.metric in fr.front_latency)) if on) or "\u2013"]
+            for p in fr.points]
+    return Block("frontier", TITLE, [
+        fr.note, Plot("frontier", fr, "agreement against cost and latency per answer, Pareto front marked",
+                      "frontier.svg"),
+        Table(["metric", fr.title, "judge calls / answer", "tokens / answer", "money / answer",
+               "latency ms / answer", "on the Pareto front of"], rows)])

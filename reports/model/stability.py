@@ -1,0 +1,179 @@
+"""Judge stability across repeats (``harness run --repeats K``): how much a metric's score moves when the
+same judge scores the same answer again.
+
+Per metric: the spread of each answer's score over its repeats (standard deviation, mean and largest),
+the share of answers whose grounded/ungrounded decision flips at the metric's threshold (ungrounded below
+the top of its score range, as the agreement figures read it), what share of cells is unscored, NaN,
+errored or held a reply that did not fit the asked format in each repeat, and how far repeats agree
+with each other (Cohen's kappa of the decisions, mean over pairs of repeats; the share of answers
+whose score is the same in every repeat). Under the reference judge every figure is zero by
+construction (it reads labels), so the section says that instead of showing zeros as a finding.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from reports.model import agreement_stats as A
+from reports.model.agreement import top_of
+from reports.model.blocks import Block, Table
+
+
+@dataclass(frozen=True)
+class RepeatRates:
+    """One repeat's share of cells that are not scores."""
+
+    repeat: int
+    cells: int
+    unscored: float
+    nan: float
+    error: float
+    misfit: float
+    """Cells with at least one judge reply that did not fit the requested format (a parse risk)."""
+
+
+@dataclass(frozen=True)
+class MetricStability:
+    """One metric's stability figures."""
+
+    metric: str
+    answers: int
+    """Answers scored in at least two repeats."""
+    sd_mean: float | None
+    sd_max: float | None
+    flip_rate: float | None
+    """Share of those answers whose decision differs between repeats."""
+    kappa: float | None
+    """Mean Cohen's kappa of the decisions over pairs of repeats (None: undefined, e.g. a constant metric)."""
+    same_score: float | None
+    """Share of answers with the same score in every repeat."""
+    rates: tuple[RepeatRates, ...] = ()
+
+
+@dataclass
+class Stability:
+    """The stability section's model."""
+
+    repeats: int
+    trivial: bool
+    """The reference judge: stable by construction."""
+    metrics: list[MetricStability] = field(default_factory=list)
+
+
+def repeats_of(data) -> int:
+    """How many repeats the run holds (1 without ``--repeats``)."""
+    df = getattr(data, "repeats", None)
+    if df is None or not len(df):
+        return 1
+    return int(df["repeat"].max()) + 1
+
+
+def _sd(xs: list[float]) -> float:
+    """Sample standard deviation.
+
+    >>> _sd([0.5, 1.0]), _sd([1.0, 1.0, 1.0])
+    (0.3535533905932738, 0.0)
+    """
+    m = sum(xs) / len(xs)
+    return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
+
+
+def _rates(df, k: int) -> tuple[RepeatRates, ...]:
+    out = []
+    for r in range(k):
+        d = df[df["repeat"] == r]
+        n = len(d)
+        if not n:
+            continue
+        mis = int((d["format_misfits"] > 0).sum()) if "format_misfits" in d else 0
+        out.append(RepeatRates(r, n, float((d["status"] == "unscored").mean()), float((d["status"] == "vendor_nan").mean()),
+                               float((d["status"] == "error").mean()), mis / n))
+    return tuple(out)
+
+
+def metric_stability(df, metric: str, k: int, top: float) -> MetricStability:
+    """The figures of one metric from its cells of every repeat (a DataFrame with ``repeat``)."""
+    d = df[df["metric"] == metric]
+    scored = d[d["status"] == "scored"]
+    by_case: dict[str, dict[int, float]] = {}
+    for cid, r, s in zip(scored["case_id"], scored["repeat"], scored["score"]):
+        by_case.setdefault(cid, {})[int(r)] = float(s)
+    multi = {c: v for c, v in by_case.items() if len(v) >= 2}
+    if not multi:
+        return MetricStability(metric, 0, None, None, None, None, None, _rates(d, k))
+    sds = [_sd(list(v.values())) for v in multi.values()]
+    flipped = [len({s < top for s in v.values()}) > 1 for v in multi.values()]
+    same = [len(set(v.values())) == 1 for v in multi.values()]
+    kappas = []
+    for a, b in combinations(range(k), 2):
+        both = [(v[a] < top, v[b] < top) for v in multi.values() if a in v and b in v]
+        if both:
+            kap = A.cohen_kappa(A.confusion([x for x, _ in both], [y for _, y in both]))
+            if kap is not None:
+                kappas.append(kap)
+    return MetricStability(metric, len(multi), sum(sds) / len(sds), max(sds), sum(flipped) / len(flipped),
+                           sum(kappas) / len(kappas) if kappas else None, sum(same) / len(same), _rates(d, k))
+
+
+def compute(data) -> Stability:
+    """Stability of every metric of the run (``repeats`` 1: nothing measured)."""
+    k = repeats_of(data)
+    st = Stability(k, data.is_reference)
+    if k < 2:
+        return st
+    st.metrics = [metric_stability(data.repeats, m, k, top_of(m)) for m in data.metrics]
+    return st
+
+
+TITLE = "Judge stability across repeats"
+TRIVIAL = ("The reference judge reads the labels and answers the same way every time, so every metric is "
+           "stable by construction here: no spread, no flipped decision, full agreement between repeats. That is "
+           "a property of this judge, not a finding about the metrics; rerun with a real judge and --repeats to "
+           "measure it.")
+HEADS = ["metric", "answers", "score SD (mean / max)", "decision flips", "kappa between repeats",
+         "same score every repeat", "unscored / NaN / error / misfit reply, per repeat"]
+
+
+def _pct(v) -> str:
+    return "\u2013" if v is None else f"{v:.0%}"
+
+
+def _num(v) -> str:
+    return "\u2013" if v is None else f"{v:.3f}"
+
+
+def row(s: MetricStability, name: str) -> list[str]:
+    """One metric's row of the section's table."""
+    per = "; ".join(f"r{r.repeat}: {_pct(r.unscored)} / {_pct(r.nan)} / {_pct(r.error)} / {_pct(r.misfit)}"
+                    for r in s.rates)
+    return [name, str(s.answers), f"{_num(s.sd_mean)} / {_num(s.sd_max)}", _pct(s.flip_rate),
+            "\u2013" if s.kappa is None else f"{s.kappa:.2f}", _pct(s.same_score), per]
+
+
+def section(st: Stability, names: dict[str, str]):
+    """The report section (None when the run has one repeat)."""
+    if st.repeats < 2:
+        return None
+    b = Block("stability", TITLE, [f"Every cell was judged {st.repeats} times (--repeats {st.repeats}); each "
+                                   "vendor kept its own sampling settings."])
+    if st.trivial:
+        b.parts.append(TRIVIAL)
+        return b
+    b.parts.append("Score SD: the standard deviation of an answer's score over its repeats. Decision flips: the "
+                   "share of answers called grounded in one repeat and ungrounded in another (ungrounded below the "
+                   "top of the score range). A kappa difference between two metrics smaller than their flips may "
+                   "be judge noise.")
+    b.parts.append(Table(HEADS, [row(s, names.get(s.metric, s.metric)) for s in st.metrics]))
+    return b
+
+
+def card_lines(st: Stability, metric: str) -> list[str]:
+    """The stability paragraph of a card (Markdown)."""
+    if st.repeats < 2:
+        return ["## Judge Stability", "", "Not measured on the canonical run (one repeat); `harness run "
+                "--repeats K` with a real judge measures it.", ""]
+    if st.trivial:
+        return ["## Judge Stability", "", TRIVIAL, ""]
+    s = next(x for x in st.metrics if x.metric == metric)
+    return ["## Judge Stability", "", f"Over {st.repeats} repeats: score SD {_num(s.sd_mean)} (max "
+            f"{_num(s.sd_max)}), decisions flip on {_pct(s.flip_rate)} of {s.answers} answers.", ""]
