@@ -32,7 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.judges import steps, steps_trulens
+from tests.judges import steps, steps_minicheck, steps_trulens
 from tests.judges.text import count_tokens
 
 MODEL = "realistic-judge"
@@ -98,7 +98,8 @@ def digest(msgs: list[tuple[str, str]]) -> str:
 class RealisticJudge:
     """``complete(body) -> chat.completion dict``; thread-safe; keeps :class:`Books`."""
 
-    def __init__(self, noise: Noise | None = None):
+    def __init__(self, noise: Noise | None = None, logprobs: bool = False):
+        self.logprobs = logprobs   # log-probabilities where a request asks (OpenAI, vLLM), or never (chat-only)
         self.noise = noise or Noise()
         self.books = Books()
 
@@ -109,7 +110,8 @@ class RealisticJudge:
             a = handler(msgs, rng)
             if a is not None:
                 return a
-        return steps.inhouse(msgs, rng, quotes) or steps_trulens.trulens(msgs, rng, quotes)
+        return (steps.inhouse(msgs, rng, quotes) or steps_trulens.trulens(msgs, rng, quotes)
+                or steps_minicheck.minicheck(msgs))
 
     def render(self, a: steps.Answer, noise_rng: random.Random) -> str:
         n = self.noise if not a.clean else Noise.none()
@@ -158,7 +160,8 @@ class RealisticJudge:
                 b.calls_without_usage += 1
         resp = {"id": f"chatcmpl-rj-{h[:16]}", "object": "chat.completion", "created": 1764547200,
                 "model": body.get("model") or MODEL,
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "logprobs": steps_minicheck.logprobs(msgs, body) if self.logprobs else None,
                              "message": {"role": "assistant", "content": content, "refusal": None}}]}
         if usage:
             resp["usage"] = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
@@ -242,9 +245,9 @@ class Served:
         self.judge.books = Books()
 
 
-def start(port: int = 0, noise: Noise | None = None) -> Served:
+def start(port: int = 0, noise: Noise | None = None, logprobs: bool = False) -> Served:
     """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port)."""
-    judge = RealisticJudge(noise)
+    judge = RealisticJudge(noise, logprobs)
     handler = type("Handler", (_Handler,), {"judge": judge})
     server_cls = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256, "daemon_threads": True})
     server = server_cls(("127.0.0.1", port), handler)   # a deep backlog: vendors open many connections at once
@@ -253,9 +256,9 @@ def start(port: int = 0, noise: Noise | None = None) -> Served:
 
 
 @contextlib.contextmanager
-def serve(port: int = 0, noise: Noise | None = None):
+def serve(port: int = 0, noise: Noise | None = None, logprobs: bool = False):
     """``with serve() as judge:`` a running realistic judge, shut down afterwards."""
-    s = start(port, noise)
+    s = start(port, noise, logprobs)
     try:
         yield s
     finally:
