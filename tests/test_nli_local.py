@@ -116,6 +116,7 @@ def test_chunks_by_model_tokens_and_takes_the_best_chunk(nli_dir, tmp_path, caps
     keeps the highest probability, and the run's option reaches the metric."""
     from harness.cases.load import case_to_json
     from harness.core.records import Annotation, Case, Context
+
     from harness_cli import main
 
     text = "Bake at 350 F. Cool on a rack. Bake for 8 minutes."

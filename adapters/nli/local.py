@@ -26,7 +26,7 @@ import json
 import os
 from dataclasses import dataclass
 
-import numpy as np   # the engine's own dependency, like onnxruntime and tokenizers (imported lazily below)
+import numpy as np  # the engine's own dependency, like onnxruntime and tokenizers (imported lazily below)
 
 BATCH_SIZE = 16
 """Pairs per model call (MiniCheck's default batch size)."""
