@@ -160,10 +160,16 @@ def test_an_offline_run_of_the_canonical_set_with_a_local_model_calls_no_judge(n
     assert sha == {load(nli_dir).sha256}
 
 
-def test_a_bad_model_path_exits_2_naming_the_option(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "harness", "run", "--metrics", METRIC, "--nli-model",
-                        str(tmp_path / "nowhere"), "--out", str(tmp_path), "--no-progress"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+@pytest.mark.parametrize("broken", [False, True], ids=["missing", "not-onnx"])
+def test_a_bad_model_exits_2_naming_the_option_and_the_file(broken, tmp_path):
+    where = tmp_path / "nowhere"
+    if broken:
+        write_model(where, config=NLI_CONFIG)
+        (where / "model.onnx").write_bytes(b"not a model")
+    r = subprocess.run([sys.executable, "-m", "harness", "run", "--metrics", METRIC, "--nli-model", str(where),
+                        "--out", str(tmp_path), "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr.strip().splitlines() == [f"harness: --nli-model: {tmp_path / 'nowhere'}: no such file or folder"]
-
+    (line,) = r.stderr.strip().splitlines()
+    want = (f"harness: --nli-model: {where / 'model.onnx'}: onnxruntime cannot load it" if broken
+            else f"harness: --nli-model: {where}: no such file or folder")
+    assert line.startswith(want), line

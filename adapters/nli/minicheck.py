@@ -37,7 +37,7 @@ CONCURRENCY = 8
 
 CARD_NOTES = """
 Each unit is one answer sentence; its raw verdict is its best support probability, and its detail keeps
-every chunk's probability, where each came from (`logprobs`, `text`, or `unreadable`) and the best
+every chunk's probability, where each came from (`logprobs`, `text`, `unreadable`, or `local`) and the best
 chunk's passage. The request asks for `logprobs` with 5 alternatives and one token, as MiniCheck's own
 checker does; servers that ignore the request are read from the reply's text. With `--nli-model` the
 cell's detail names the model file's sha256 and the judge is not called.
@@ -59,12 +59,12 @@ def check_chunk_size(size) -> int | None:
 
 
 def check_model_path(path) -> None:
-    """ValueError naming what is missing when ``path`` is given and is not a usable model folder or file
-    (a file that exists but does not load is named at the first cell)."""
+    """ValueError naming the file and what is wrong when ``path`` is given and is not a model the local
+    backend can use: the run stops before its first cell (exit 2), instead of every cell failing."""
     if path:
-        from adapters.nli.local import files  # noqa: PLC0415 - lazy: numpy stays out of --help
+        from adapters.nli.local import load  # noqa: PLC0415 - lazy: numpy and onnxruntime stay out of --help
 
-        files(path)
+        load(path)
 
 
 RUN_OPTIONS = (
