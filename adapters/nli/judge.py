@@ -26,9 +26,8 @@ the metric takes its text reading.
 """
 from __future__ import annotations
 
-from harness.core.errors import UnrecognisedRequest
 from harness.core.spans import find_verbatim
-from harness.metric.protocol import JudgeRequest, LabelReading
+from harness.metric import JudgeRequest, LabelReading, UnrecognisedRequest
 
 from adapters.nli.prompt import SYSTEM_PROMPT, parse_user
 

@@ -24,7 +24,7 @@ import asyncio
 
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.core.spans import sentence_spans
-from harness.metric.protocol import Endpoint, RunOption, register
+from harness.metric import Endpoint, RunOption, register
 
 from adapters.nli.chunks import JUDGE_CHUNK_WORDS, LOCAL_CHUNK_TOKENS, Chunk, chunk_case
 from adapters.nli.judge import LABEL_READING
