@@ -44,7 +44,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.judges import steps, steps_trulens
+from tests.judges import steps, steps_minicheck, steps_trulens
 from tests.judges.formats import format_of, render_formatted
 from tests.judges.responses_api import messages_of, response_object
 from tests.judges.text import count_tokens
@@ -128,9 +128,11 @@ def digest(msgs: list[tuple[str, str]]) -> str:
 class RealisticJudge:
     """``complete(body) -> chat.completion dict``; thread-safe; keeps :class:`Books`."""
 
-    def __init__(self, noise: Noise | None = None, mode: str = "legacy", sampling=None):
+    def __init__(self, noise: Noise | None = None, mode: str = "legacy", sampling=None,
+                 logprobs: bool = False):
         if mode not in MODES:
             raise ValueError(f"unknown realistic-judge mode {mode!r}; known: {', '.join(MODES)}")
+        self.logprobs = logprobs   # log-probabilities where a request asks (OpenAI, vLLM), or never (chat-only)
         self.noise = noise or Noise()
         self.mode = mode
         self.sampling = sampling
@@ -147,7 +149,8 @@ class RealisticJudge:
             a = handler(msgs, rng)
             if a is not None:
                 return a
-        return steps.inhouse(msgs, rng, quotes) or steps_trulens.trulens(msgs, rng, quotes)
+        return (steps.inhouse(msgs, rng, quotes) or steps_trulens.trulens(msgs, rng, quotes)
+                or steps_minicheck.minicheck(msgs))
 
     def render(self, a: steps.Answer, noise_rng: random.Random) -> str:
         n = self.noise if not a.clean else Noise.none()
@@ -183,7 +186,8 @@ class RealisticJudge:
         content, msgs, h, usage = self._reply(body, flatten(body.get("messages")))
         resp = {"id": f"chatcmpl-rj-{h[:16]}", "object": "chat.completion", "created": 1764547200,
                 "model": body.get("model") or MODEL,
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "logprobs": steps_minicheck.logprobs(msgs, body) if self.logprobs else None,
                              "message": {"role": "assistant", "content": content, "refusal": None}}]}
         if usage:
             resp["usage"] = usage
@@ -331,10 +335,11 @@ class Served:
 
 
 
-def start(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None) -> Served:
+def start(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None,
+          logprobs: bool = False) -> Served:
     """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port) in ``mode`` (:data:`MODES`),
     with ``sampling`` (``tests.judges.sampling.Sampling``) varying repeats of a request, or not."""
-    judge = RealisticJudge(noise, mode, sampling)
+    judge = RealisticJudge(noise, mode, sampling, logprobs)
     handler = type("Handler", (_Handler,), {"judge": judge})
     server_cls = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256, "daemon_threads": True})
     server = server_cls(("127.0.0.1", port), handler)   # a deep backlog: vendors open many connections at once
@@ -343,9 +348,9 @@ def start(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampl
 
 
 @contextlib.contextmanager
-def serve(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None):
+def serve(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None, logprobs: bool = False):
     """``with serve() as judge:`` a running realistic judge, shut down afterwards."""
-    s = start(port, noise, mode, sampling)
+    s = start(port, noise, mode, sampling, logprobs)
     try:
         yield s
     finally:

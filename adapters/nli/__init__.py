@@ -1,0 +1,1 @@
+"""The NLI check in MiniCheck's form: ``nli.minicheck`` (module ``minicheck``)."""
