@@ -73,7 +73,7 @@ def test_filter_sort_search_and_follow_a_matrix_link(browser, report):  # noqa: 
     assert known == sorted(known, reverse=True) and order[:len(known)] == known   # none-spread cases last
     shot(page, "report_cases.png")
 
-    target = data.case_ids[101]   # on the third page of the unsorted table
+    target = data.case_ids[101]   # with the table sorted by spread, a case of spread 0 on the last page
     page.click(".matrix-box tbody tr:nth-child(102) td:nth-child(2) a")
     page.wait_for_function("id => location.hash === '#c-' + encodeURIComponent(id)", arg=target)
     assert page.inner_text("#cb-count").endswith("page 3 of 3")
