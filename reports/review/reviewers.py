@@ -91,7 +91,7 @@ def compare(order: list[str], answers: dict[str, dict], latest: dict[str, dict[s
     """Kappa and disagreements of ``reviewers`` (default: everyone who saved a label) over the sample
     ``order`` (case ids); ``answers`` maps case id -> answer text, ``latest`` is ``LabelStore.latest()``."""
     who = reviewers or sorted(latest)
-    both = [cid for cid in order if all(answer_done(latest.get(r, {}).get(cid)) for r in who)]
+    both = [cid for cid in order if who and all(answer_done(latest.get(r, {}).get(cid)) for r in who)]
     claim_ratings, answer_ratings, out = [], [], []
     for cid in both:
         states = [latest[r][cid] for r in who]
@@ -126,7 +126,10 @@ def text(k: Kappa) -> str:
     def f(v):
         return "\u2013" if v is None else f"{v:.3f}"
 
-    lines = [f"reviewers: {', '.join(k.reviewers) or '(none)'}; answers every reviewer finished: {k.answers}",
+    if len(k.reviewers) < 2:
+        return (f"reviewers: {', '.join(k.reviewers) or '(none yet)'}: inter-annotator kappa needs two reviewers "
+                "or more on the same sample (harness review --labels FILE --reviewer NAME)")
+    lines = [f"reviewers: {', '.join(k.reviewers)}; answers every reviewer finished: {k.answers}",
              f"claims ({k.statistic}'s kappa over {k.claims} claims with the same span): kappa {f(k.claim_kappa)}, "
              f"raw agreement {f(k.claim_agreement)}",
              f"answers ungrounded yes/no ({k.statistic}'s kappa over {k.answers} answers): kappa {f(k.answer_kappa)}",
