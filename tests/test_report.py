@@ -39,7 +39,8 @@ def test_matrix_marks_are_not_numbers(synthetic):
     assert cells[("cookie-yield", "trulens.citation")].label == "n/a"
     assert cells[("abstain-answerable", "deepeval.faithfulness")].label == "1.00*"
     html = open(synthetic.html_path, encoding="utf-8").read()
-    assert '<td class="s-unscored" title="no claims: the answer asserts nothing checkable">unscored</td>' in html
+    assert ('<td class="s-unscored" title="no claims: the answer asserts nothing checkable">'
+            '<a href="#c-empty-answer">unscored</a></td>') in html   # a matrix cell links to its case
     assert '<td class="s-vendor_nan"' in html and '<td class="s-not_applicable"' in html
     md = open(synthetic.md_path, encoding="utf-8").read()
     row = next(line for line in md.splitlines() if line.startswith("| empty-answer |"))
@@ -111,9 +112,17 @@ def test_cost_and_evidence(synthetic):
 
 
 def test_html_is_self_contained_and_escaped(synthetic):
-    html = open(synthetic.html_path, encoding="utf-8").read()
+    from reports.render.case_browser import STATIC
+
+    page = open(synthetic.html_path, encoding="utf-8").read()
+    # the only scripts: the case browser's data (JSON, with < > & escaped) and its own code, as shipped
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", page, flags=re.S | re.I)
+    assert [a for a, _ in scripts] == [' type="application/json" id="cb-data"', ""]
+    assert "<" not in scripts[0][1] and json.loads(scripts[0][1])["cases"]
+    assert scripts[1][1] == open(os.path.join(STATIC, "case_browser.js"), encoding="utf-8").read()
+    html = re.sub(r"<script[^>]*>.*?</script>", "", page, flags=re.S | re.I)
     assert "<script" not in html.lower()
-    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
     assert "&lt;script&gt;document.title=&#x27;ID&#x27;&lt;/script&gt;" in html  # the case id
     assert "&lt;script&gt;document.title=&#x27;PWNED-Q&#x27;&lt;/script&gt;" in html  # the question
     assert "onerror=" not in html.replace("onerror=&quot;", "")

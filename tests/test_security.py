@@ -11,6 +11,7 @@ really sent, so its absence everywhere else means something.
 import http.server
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -293,6 +294,10 @@ def test_judge_text_in_the_report_is_escaped(canonical, tmp_path):
     built = build(out.run_dir)
     html = open(built.html_path, encoding="utf-8").read()
     md = open(built.md_path, encoding="utf-8").read()
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", html, flags=re.S | re.I)
+    assert [a for a, _ in scripts] == [' type="application/json" id="cb-data"', ""]   # the case browser's own
+    assert "<" not in scripts[0][1]                      # the judge's text sits in its JSON, escaped
+    html = re.sub(r"<script[^>]*>.*?</script>", "", html, flags=re.S | re.I)
     assert "<script" not in html.lower() and "<script" not in md.lower()
 
 

@@ -21,6 +21,10 @@ def add_parser(sub):
     add_out_argument(a)
     a.add_argument("--cases", help="the case file to read labels from (default: the cases stored with the run)")
     a.add_argument("--json", action="store_true", help='print {"metrics": {name: {"n", "kappa", "kappa_ci", ...}}}')
+    a.add_argument("--labels", help="a labels file of harness review: agreement with the team's own labels, "
+                                    "also weighted by each answer's inclusion probability")
+    a.add_argument("--reviewers", help="with --labels: whose labels count, first finished wins (default: the "
+                                       "labels every finished reviewer agrees on)")
     return a
 
 
@@ -29,6 +33,13 @@ def run(args) -> int:
     from reports.model import agreement, agreement_section  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
+    if args.labels:
+        from reports.review import agree as with_labels  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+        try:
+            return with_labels.run(args)
+        except (FileNotFoundError, ValueError) as e:
+            raise BadInput(str(e)) from None
     try:
         data = load_run(args.run, args.out, args.cases)
     except (FileNotFoundError, ValueError) as e:

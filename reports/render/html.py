@@ -1,13 +1,16 @@
-"""The report as one self-contained HTML page: inline CSS, plots as base64 PNG, no script, no external
-resource. Every piece of run or case text goes through :func:`e` (HTML-escaped, quotes included)."""
+"""The report as one self-contained HTML page: inline CSS, plots as base64 PNG, no external resource; the
+only script is the case browser's (:mod:`reports.render.case_browser`), inlined, which reads the cases as
+JSON and writes their text as text. Every piece of run or case text goes through :func:`e` (HTML-escaped,
+quotes included)."""
 from __future__ import annotations
 
 from reports.model import sections as S
+from reports.model.case_index import card_text
 from reports.model.cost import money, traffic_line
 from reports.model.header import judge_lines, versions
 from reports.model.matrix import legend
 from reports.model.stats import RESAMPLES
-from reports.render import blocks, html_divergence
+from reports.render import blocks, case_browser, html_divergence
 from reports.render import decision as decision_render
 from reports.render.decision import glance_html
 from reports.render.html_divergence import anchors
@@ -48,21 +51,23 @@ def score_style(v: float) -> str:
     return f"background:{to_hex(c)};color:{'#fff' if v > 0.55 else '#000'}"
 
 
-def cell_td(cell) -> str:
+def cell_td(cell, href: str | None = None) -> str:
+    label = f'<a href="{e(href)}">{e(cell.label)}</a>' if href else e(cell.label)
     if cell.status == "scored":
-        return f'<td style="{score_style(cell.score)}" title="{e(", ".join(cell.flags))}">{e(cell.label)}</td>'
-    return f'<td class="s-{e(cell.status)}" title="{e(cell.reason)}">{e(cell.label)}</td>'
+        return f'<td style="{score_style(cell.score)}" title="{e(", ".join(cell.flags))}">{label}</td>'
+    return f'<td class="s-{e(cell.status)}" title="{e(cell.reason)}">{label}</td>'
 
 
 def render(rep) -> str:
 
     d = rep.data
 
-    parts = [header(rep), decision_render.html(rep), glance(rep), matrix(rep), html_divergence.section(rep),
-             metrics(rep), cost(rep), evidence(rep)] + [blocks.html(b) for b in rep.extra]
+    parts = [header(rep), decision_render.html(rep), glance(rep), matrix(rep), case_browser.section(rep),
+             html_divergence.section(rep), metrics(rep), cost(rep), evidence(rep)] + [blocks.html(b) for b in rep.extra]
+    parts.append(case_browser.cards(rep))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>Groundedness report: {e(d.run_id)}</title><style>{CSS}</style></head>"
+            f"<title>Groundedness report: {e(d.run_id)}</title><style>{CSS}{case_browser.CSS}</style></head>"
             f"<body><main>{''.join(parts)}<p class=\"muted small\">Built from the run store by "
             "<code>harness report</code>; nothing was re-scored.</p></main></body></html>\n")
 
@@ -85,6 +90,7 @@ def header(rep) -> str:
     note = f'<p class="muted small">{e(d.case_note)}</p>' if d.case_note else ""
     nav = "".join(f'<a href="#{k}">{e(t)}</a>' for k, t in S.TITLES.items())
     nav += "".join(f'<a href="#{e(b.key)}">{e(b.title)}</a>' for b in getattr(rep, "extra", []))
+    nav += '<a href="#cases">Cases</a><a href="#cards">Metric cards</a>'
     return (f"<header><h1>Groundedness report: run {e(d.run_id)}</h1>"
             f'<div class="judge"><b>{e(jl)}</b><br>{e(jmeaning)}</div><div class="facts">{fh}</div>'
             f'<p class="small"><b>Vendor versions:</b> {vers}</p>'
@@ -106,12 +112,16 @@ def matrix(rep) -> str:
     d = rep.data
     leg = "".join(f'<li><span class="k {"s-" + st if st != "scored" else ""}">{e(lab)}</span>{e(mean)}</li>'
                   for lab, mean, st in legend())
-    head = "".join(f'<th title="{e(d.info[m].display_name)}">{e(rep.shorts[m])}</th>' for m in d.metrics)
-    rows = "".join(f"<tr><th>{e(cid)}</th>{''.join(cell_td(rep.cells[(cid, m)]) for m in d.metrics)}</tr>"
+    head = "".join(f'<th title="{e(d.info[m].display_name)}">'
+                   + (f'<a href="{e(case_browser.card_href(m))}">{e(rep.shorts[m])}</a>' if card_text(m) is not None
+                      else e(rep.shorts[m])) + "</th>" for m in d.metrics)
+    rows = "".join(f"<tr><th>{e(cid)}</th>"
+                   f"{''.join(cell_td(rep.cells[(cid, m)], case_browser.case_href(cid)) for m in d.metrics)}</tr>"
                    for cid in d.case_ids)
     return (f'<section id="matrix"><h2>{e(S.TITLES["matrix"])}</h2><p>{e(S.INTRO["matrix"])}</p>'
             f'<ul class="legend small">{leg}</ul>'
-            f'<table class="matrix"><thead><tr><th>case</th>{head}</tr></thead><tbody>{rows}</tbody></table>'
+            f'<div class="matrix-box"><table class="matrix"><thead><tr><th>case</th>{head}</tr></thead>'
+            f'<tbody>{rows}</tbody></table></div>'
             "</section>")
 
 

@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 from reports.model.divergence_view import divergence_section
+from reports.render.case_browser import case_href
 from reports.render.markup import e
+
+FULL_PER_GROUP = 5
+"""Cases shown in full under each reason; the rest are links to their claim-by-claim view in the case
+browser, so that a run with hundreds of divergent cases keeps a page one can scroll."""
 
 
 def section(rep) -> str:
@@ -12,9 +17,19 @@ def section(rep) -> str:
                 f"<p>{e(sec.empty)}</p></section>")
     body = "".join(f'<h3 class="reason">{e(g.reason)} <span class="muted small">({g.count} case'
                    f'{"s" if g.count != 1 else ""})</span></h3>'
-                   + "".join(one_case(cv) for cv in g.cases)
+                   + "".join(one_case(cv) for cv in g.cases[:FULL_PER_GROUP]) + more(g.cases[FULL_PER_GROUP:])
                    for g in sec.groups)
     return f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>{body}</section>'
+
+
+def more(rest) -> str:
+    """The cases of a group past the first few: each a link to its view in the case browser (the old
+    ``#case-N`` anchor kept on it, for links from elsewhere in the report)."""
+    if not rest:
+        return ""
+    links = ", ".join(f'<a id="case-{cv.anchor}" href="{e(case_href(cv.case_id))}">{e(cv.case_id)}</a> '
+                      f'<span class="muted">({cv.spread:.2f})</span>' for cv in rest)
+    return f'<p class="small">{len(rest)} more, each with its claim-by-claim view under Cases: {links}</p>'
 
 
 def anchors(rep) -> dict[str, int]:

@@ -1,0 +1,131 @@
+"""``harness review``: label a sample of answers claim by claim in a local web app (see
+:mod:`reports.review`), then read the reviewers' agreement or write the labels as annotated cases.
+
+    harness review RUN --labels team.sqlite --sample 50 --reviewer alice   # draw, then serve
+    harness review --labels team.sqlite --reviewer bob                     # a second reviewer, same sample
+    harness review --labels team.sqlite --kappa                            # inter-annotator kappa
+    harness review --labels team.sqlite --export labelled.jsonl            # the labels as a case file
+    harness agree RUN --labels team.sqlite                                 # metrics vs. the team's labels
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+
+from harness.core.errors import BadInput
+
+from reports.commands import add_out_argument
+
+NAME = "review"
+
+
+def add_parser(sub):
+    """Register ``review`` on the ``harness`` subparsers; return its parser."""
+    p = sub.add_parser("review", help="label a sample of answers claim by claim in a local web app",
+                       description="Draw a seeded sample of answers from a run (part uniform, part weighted "
+                                   "toward answers where the metrics disagree; inclusion probabilities recorded) "
+                                   "or from a case file, and serve a labelling app on 127.0.0.1. Every action is "
+                                   "saved to the labels file at once.")
+    p.add_argument("source", nargs="?", metavar="SOURCE",
+                   help="a run (directory, store.sqlite or run id under --out) or a case file (.jsonl); "
+                        "needed only to draw the sample")
+    add_out_argument(p)
+    p.add_argument("--labels", required=True, help="the labels file (SQLite): made on the first call, kept after")
+    p.add_argument("--sample", type=int, default=50, help="answers to draw (default 50, the seeds' figure)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
+    p.add_argument("--uniform-share", type=float, default=0.5,
+                   help="share of the sample spread evenly over all answers; the rest leans toward "
+                        "disagreement (default 0.5)")
+    p.add_argument("--reviewer", default="reviewer", help="your name, saved with every label (default 'reviewer')")
+    p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765; 0: any free port)")
+    p.add_argument("--kappa", action="store_true", help="print the reviewers' kappa and disagreements, then exit")
+    p.add_argument("--export", metavar="CASES", help="write the labelled answers as a case file, then exit")
+    p.add_argument("--reviewers", help="whose labels --export takes, first finished wins (e.g. the adjudicator "
+                                       "first); default: the labels every finished reviewer agrees on")
+    return p
+
+
+def run(args) -> int:
+    """Draw (when needed), then serve, report kappa or export."""
+    from reports.review.store import LabelStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    try:
+        store = LabelStore(args.labels)
+    except Exception as e:  # noqa: BLE001 - not a SQLite file, unwritable folder: one line, exit 2
+        raise BadInput(f"--labels {args.labels}: cannot be opened as a labels file ({e})") from None
+    try:
+        if not store.has_sample():
+            _draw(store, args)
+        elif args.source:
+            meta = store.meta()
+            print(f"review: {args.labels} already holds its sample ({meta.get('size')} answers from "
+                  f"{meta.get('source')} {meta.get('name')}, seed {meta.get('seed')}); SOURCE and --sample are not "
+                  "used again", flush=True)
+        if args.kappa:
+            return _kappa(store)
+        if args.export:
+            return _export(store, args)
+        return _serve(store, args)
+    finally:
+        store.close()
+
+
+def _draw(store, args) -> None:
+    from reports.review import sampling, source  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    if not args.source:
+        raise BadInput(f"--labels {args.labels} holds no sample yet: name the run or case file to draw it from")
+    try:
+        src = source.load(args.source, args.out)
+        picks = sampling.draw(src.order, src.disagreement, args.sample, args.seed, args.uniform_share)
+    except (FileNotFoundError, ValueError) as e:
+        raise BadInput(str(e)) from None
+    store.write_sample(picks, src.cases, src.verdicts, {
+        "source": src.kind, "name": src.name, "seed": args.seed, "size": len(picks), "population": len(src.order),
+        "uniform_share": args.uniform_share, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    print(f"review: drew {len(picks)} of {len(src.order)} answers from {src.kind} {src.name} "
+          f"(seed {args.seed}, uniform share {args.uniform_share}) into {args.labels}", flush=True)
+
+
+def _kappa(store) -> int:
+    from reports.review import reviewers  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    picks = store.picks()
+    order = [p.case_id for p in picks]
+    k = reviewers.compare(order, {c: store.case_json(c)["answer"] for c in order}, store.latest())
+    print(reviewers.text(k))
+    return 0
+
+
+def _export(store, args) -> int:
+    from reports.review.labelled import collect, write_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    names = [r.strip() for r in (args.reviewers or "").split(",") if r.strip()] or None
+    try:
+        lab = collect(store, names)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    n = write_cases(lab, args.export)
+    left = ", ".join(f"{k} {w}" for w, k in lab.left_out.items()) or "none"
+    print(f"review: wrote {n} labelled answers to {args.export} (left out: {left})")
+    return 0
+
+
+def _serve(store, args) -> int:
+    from reports.review.server import NAME as REVIEWER  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.review.server import serve  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    if not REVIEWER.match(args.reviewer):
+        raise BadInput(f"--reviewer {args.reviewer!r}: expected 1-64 letters, digits, spaces or . @ - _")
+
+    def ready(url: str) -> None:
+        print(f"review: {len(store.picks())} answers, reviewer {args.reviewer}, labels {args.labels}", flush=True)
+        print(f"review: open {url} (Ctrl-C stops; every label is already saved)", flush=True)
+
+    try:
+        asyncio.run(serve(store, args.reviewer, args.port, ready))
+    except OSError as e:
+        raise BadInput(f"--port {args.port}: cannot listen on 127.0.0.1 ({e.strerror or e})") from None
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -1,0 +1,54 @@
+"""Every case of a run as plain data for the report's case browser: its scores (value, how the cell reads,
+status), spread, tags, texts and claim-by-claim alignment, plus the metrics' names and whether each has a
+card. Everything is computed here; the page's script only sorts, filters and lays it out.
+"""
+from __future__ import annotations
+
+import os
+
+from reports.model import sections as S
+from reports.model.alignment import align, units_from_frame
+from reports.model.divergence import in_divergence, spread
+
+CARDS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cards")
+"""Where the generated metric cards live (``reports/cards/<metric>.md``)."""
+
+
+def card_text(metric: str) -> str | None:
+    """The metric's generated card (Markdown), or None when it has none."""
+    path = os.path.join(CARDS_DIR, f"{metric}.md")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def build(rep) -> dict:
+    """``{"metrics": [...], "cases": [...]}``, JSON-ready (see the module docstring)."""
+    data = rep.data
+    divergent = {dv.case_id for dv in rep.divergences}
+    by_case: dict[str, list] = {}
+    for u, cid in zip(units_from_frame(data.units), data.units["case_id"]):
+        by_case.setdefault(cid, []).append(u)
+    compared = [m for m in data.metrics if in_divergence(m)]
+    metrics = [{"name": m, "short": rep.shorts[m], "display": rep.names[m], "card": card_text(m) is not None}
+               for m in data.metrics]
+    cases = []
+    for pos, cid in enumerate(data.case_ids):
+        cells = {m: rep.cells[(cid, m)] for m in data.metrics}
+        s = spread({m: c.score for m, c in cells.items() if m in compared and c.status == "scored"})
+        case = data.cases.get(cid)
+        rows = align(case, by_case.get(cid, []))
+        cases.append({
+            "id": cid, "pos": pos, "tags": list(case.tags) if case else [],
+            "spread": round(s[0], 6) if s else None, "divergent": cid in divergent,
+            "scores": [{"v": c.score, "label": c.label, "status": c.status, "flags": list(c.flags),
+                        "reason": c.reason or ""} for c in cells.values()],
+            "statuses": sorted({c.status for c in cells.values()}),
+            "question": case.question if case else None, "answer": case.answer if case else None,
+            "contexts": [{"id": c.id, "text": c.text} for c in case.contexts] if case else [],
+            "rows": [{"kind": S.ROW_KIND.get(r.kind, r.kind), "text": r.text, "label": r.label,
+                      "marks": [[{"text": S.mark_text(mk), "verdict": mk.unit.verdict} for mk in r.marks.get(m, [])]
+                                for m in data.metrics]} for r in rows],
+        })
+    return {"metrics": metrics, "cases": cases}

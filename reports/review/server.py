@@ -1,0 +1,161 @@
+"""The review app's HTTP server (aiohttp, loopback only): the page, its script and style (package data
+under ``static/``), and a small JSON API over one labels file.
+
+API (``reviewer`` is a query parameter on every call; the command line's ``--reviewer`` is the default):
+
+- ``GET /api/session``: the sample's size, the reviewer's progress, the key map, the other reviewers;
+- ``GET /api/answer/{pos}``: the answer at ``pos`` (question, passages, answer), the reviewer's latest labels
+  (or the starting claims), what the run's metrics said (the page hides it until asked), and, with
+  ``adjudicate=1``, every other reviewer's labels;
+- ``PUT /api/answer/{pos}``: save the reviewer's labels of that answer (checked first; 400 with the field
+  otherwise); the save is on disk when the reply comes;
+- ``GET /api/disagreements``: the reviewers' kappa and the answers to adjudicate.
+
+A request from another site cannot save: saves need ``Content-Type: application/json`` (a cross-site page
+must ask first, and nothing answers its preflight), and a ``Host`` other than the loopback address is
+refused (DNS rebinding).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from dataclasses import asdict
+
+from aiohttp import web
+
+from reports.review import answers as A
+from reports.review import reviewers as R
+from reports.review.store import LabelStore
+
+STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+HOST = "127.0.0.1"
+NAME = re.compile(r"^[\w .@-]{1,64}$")
+KEYS = {"1": "supported", "s": "supported", "2": "inference", "i": "inference", "3": "not_found",
+        "n": "not_found", "4": "contradicted", "c": "contradicted"}
+"""Keyboard shortcut -> claim label (the page shows this map)."""
+TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
+
+
+def make_app(store: LabelStore, reviewer: str) -> web.Application:
+    """The app over ``store``; ``reviewer`` names whoever does not say otherwise in the URL."""
+    app = web.Application(middlewares=[_loopback_only], client_max_size=4 * 1024 * 1024)
+    app["store"], app["reviewer"] = store, reviewer
+    app.router.add_get("/", _page)
+    app.router.add_get("/static/{name}", _static)
+    app.router.add_get("/api/session", _session)
+    app.router.add_get("/api/answer/{pos:\\d+}", _answer)
+    app.router.add_put("/api/answer/{pos:\\d+}", _save)
+    app.router.add_get("/api/disagreements", _disagreements)
+    return app
+
+
+@web.middleware
+async def _loopback_only(request, handler):
+    host = (request.host or "").rsplit(":", 1)[0].strip("[]")
+    if host not in (HOST, "localhost", "::1"):
+        return web.json_response({"error": f"host {request.host!r} refused: the review app answers on {HOST} only"},
+                                 status=403)
+    return await handler(request)
+
+
+def _reviewer(request) -> str:
+    name = request.query.get("reviewer") or request.app["reviewer"]
+    if not NAME.match(name or ""):
+        raise web.HTTPBadRequest(text=json.dumps({"error": f"reviewer {name!r}: expected 1-64 letters, digits, "
+                                                            "spaces or . @ - _"}), content_type="application/json")
+    return name
+
+
+async def _page(request):
+    return web.FileResponse(os.path.join(STATIC, "review.html"), headers={"Cache-Control": "no-store"})
+
+
+async def _static(request):
+    name = request.match_info["name"]
+    path = os.path.join(STATIC, name)
+    if os.path.dirname(os.path.abspath(path)) != STATIC or not os.path.isfile(path):
+        raise web.HTTPNotFound()
+    with open(path, "rb") as fh:
+        body = fh.read()
+    return web.Response(body=body, content_type=TYPES.get(os.path.splitext(name)[1], "application/octet-stream"),
+                        headers={"Cache-Control": "no-store"})
+
+
+def _progress(store: LabelStore, reviewer: str) -> int:
+    mine = store.latest(reviewer).get(reviewer, {})
+    return sum(A.answer_done(s) for s in mine.values())
+
+
+async def _session(request):
+    store, who = request.app["store"], _reviewer(request)
+    picks = store.picks()
+    mine = store.latest(who).get(who, {})
+    first_open = next((i for i, p in enumerate(picks) if not A.answer_done(mine.get(p.case_id))), 0)
+    return web.json_response({"reviewer": who, "total": len(picks), "done": _progress(store, who),
+                              "first_open": first_open, "meta": store.meta(), "keys": KEYS,
+                              "reviewers": store.reviewers(),
+                              "done_positions": [i for i, p in enumerate(picks) if A.answer_done(mine.get(p.case_id))]})
+
+
+def _pick(request):
+    store = request.app["store"]
+    picks = store.picks()
+    pos = int(request.match_info["pos"])
+    if pos >= len(picks):
+        raise web.HTTPNotFound(text=json.dumps({"error": f"no answer {pos}; the sample has {len(picks)}"}),
+                               content_type="application/json")
+    return store, picks, pos, picks[pos]
+
+
+async def _answer(request):
+    store, picks, pos, pick = _pick(request)
+    who = _reviewer(request)
+    case = store.case_json(pick.case_id)
+    latest = store.latest()
+    state = latest.get(who, {}).get(pick.case_id)
+    body = {"pos": pos, "total": len(picks), "case_id": pick.case_id, "probability": pick.probability,
+            "case": {k: case[k] for k in ("id", "question", "contexts", "answer")},
+            "state": state or A.initial_state(case), "saved_at": (state or {}).get("saved_at"),
+            "verdicts": store.verdicts(pick.case_id)}
+    if request.query.get("adjudicate"):
+        body["others"] = {r: s[pick.case_id] for r, s in latest.items() if r != who and pick.case_id in s}
+    return web.json_response(body)
+
+
+async def _save(request):
+    store, picks, pos, pick = _pick(request)
+    who = _reviewer(request)
+    if request.content_type != "application/json":
+        raise web.HTTPUnsupportedMediaType(text=json.dumps({"error": "a save is JSON (Content-Type: application/json)"}),
+                                           content_type="application/json")
+    try:
+        state = A.check(store.case_json(pick.case_id), await request.json())
+    except (ValueError, KeyError, TypeError) as e:
+        return web.json_response({"error": str(e)}, status=400)
+    at = store.save(who, pick.case_id, state)
+    return web.json_response({"saved_at": at, "done": A.answer_done(state), "progress": _progress(store, who)})
+
+
+async def _disagreements(request):
+    store = request.app["store"]
+    picks = store.picks()
+    order = [p.case_id for p in picks]
+    texts = {cid: store.case_json(cid)["answer"] for cid in order}
+    k = R.compare(order, texts, store.latest())
+    return web.json_response(asdict(k))
+
+
+async def serve(store: LabelStore, reviewer: str, port: int, ready=print) -> None:
+    """Serve until cancelled; ``ready(url)`` once the socket listens (``port`` 0: any free port)."""
+    runner = web.AppRunner(make_app(store, reviewer), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, HOST, port)
+    await site.start()
+    bound = site._server.sockets[0].getsockname()[1]
+    ready(f"http://{HOST}:{bound}/")
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,120 @@
+"""The labels file of a review: one SQLite file that holds the sample and every save of every reviewer.
+
+Tables:
+
+- ``meta``: how the sample was drawn (source, run id, seed, size, population, uniform share, created);
+- ``sample``: the answers of the sample in review order, each with its inclusion probability, the
+  disagreement it was weighted by, the case (a JSONL object of the case format) and what the run's
+  metrics said about it (scores and unit verdicts, shown only on request);
+- ``labels``: one row per save: reviewer, case, time (UTC, ISO 8601) and the answer's whole label state.
+  Nothing is ever updated in place: a reviewer's labels for an answer are their latest row, and the
+  history stays.
+
+Every save is its own committed transaction (write-ahead log, ``synchronous=FULL``): once the server has answered a
+save, killing it (even with SIGKILL) loses nothing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+
+from reports.review.sampling import Pick
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sample (
+    pos INTEGER PRIMARY KEY, case_id TEXT NOT NULL UNIQUE, probability REAL NOT NULL,
+    disagreement REAL NOT NULL, case_json TEXT NOT NULL, verdicts_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS labels (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, reviewer TEXT NOT NULL, case_id TEXT NOT NULL,
+    saved_at TEXT NOT NULL, state_json TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS labels_by_reviewer ON labels (reviewer, case_id, seq);
+"""
+
+
+class LabelStore:
+    """A review's labels file (see the module docstring)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")   # one fsync per save instead of the rollback journal's several
+        self.db.execute("PRAGMA synchronous=FULL")   # ... and that fsync happens before the save returns
+        self.db.executescript(SCHEMA)
+
+    @classmethod
+    def open_existing(cls, path: str) -> "LabelStore":
+        """Open a labels file that must already hold a sample (ValueError naming it otherwise)."""
+        if not os.path.isfile(path):
+            raise ValueError(f"no labels file {path!r} (harness review SOURCE --labels {path} --sample N makes one)")
+        store = cls(path)
+        if not store.picks():
+            store.close()
+            raise ValueError(f"labels file {path!r} holds no sample (harness review SOURCE --sample N draws one)")
+        return store
+
+    def close(self) -> None:
+        self.db.close()
+
+    def meta(self) -> dict:
+        """How the sample was drawn."""
+        return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM meta")}
+
+    def has_sample(self) -> bool:
+        return self.db.execute("SELECT COUNT(*) FROM sample").fetchone()[0] > 0
+
+    def write_sample(self, picks: list[Pick], cases: dict[str, dict], verdicts: dict[str, dict], meta: dict) -> None:
+        """Store a freshly drawn sample (once: a labels file keeps the sample it was made with)."""
+        if self.has_sample():
+            raise ValueError(f"labels file {self.path!r} already holds a sample; use another --labels file")
+        with self.db:
+            self.db.execute("BEGIN")
+            for k, v in meta.items():
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, json.dumps(v)))
+            for pos, p in enumerate(picks):
+                self.db.execute("INSERT INTO sample VALUES (?, ?, ?, ?, ?, ?)",
+                                (pos, p.case_id, p.probability, p.disagreement,
+                                 json.dumps(cases[p.case_id], ensure_ascii=False),
+                                 json.dumps(verdicts.get(p.case_id) or {}, ensure_ascii=False)))
+
+    def picks(self) -> list[Pick]:
+        """The sample, in review order."""
+        rows = self.db.execute("SELECT case_id, probability, disagreement FROM sample ORDER BY pos")
+        return [Pick(c, p, d) for c, p, d in rows]
+
+    def case_json(self, case_id: str) -> dict:
+        row = self.db.execute("SELECT case_json FROM sample WHERE case_id = ?", (case_id,)).fetchone()
+        if row is None:
+            raise KeyError(case_id)
+        return json.loads(row[0])
+
+    def verdicts(self, case_id: str) -> dict:
+        row = self.db.execute("SELECT verdicts_json FROM sample WHERE case_id = ?", (case_id,)).fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def save(self, reviewer: str, case_id: str, state: dict) -> str:
+        """Append one save (durable when this returns); return its time."""
+        now = time.time()
+        at = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+        self.db.execute("INSERT INTO labels (reviewer, case_id, saved_at, state_json) VALUES (?, ?, ?, ?)",
+                        (reviewer, case_id, at, json.dumps(state, ensure_ascii=False, sort_keys=True)))
+        return at
+
+    def latest(self, reviewer: str | None = None) -> dict[str, dict[str, dict]]:
+        """reviewer -> case id -> that reviewer's latest state of the answer (with ``saved_at``)."""
+        sql = ("SELECT l.reviewer, l.case_id, l.saved_at, l.state_json FROM labels l JOIN "
+               "(SELECT reviewer, case_id, MAX(seq) AS seq FROM labels GROUP BY reviewer, case_id) m "
+               "ON l.seq = m.seq")
+        out: dict[str, dict[str, dict]] = {}
+        for r, cid, at, state in self.db.execute(sql):
+            if reviewer is None or r == reviewer:
+                out.setdefault(r, {})[cid] = {**json.loads(state), "saved_at": at}
+        return out
+
+    def reviewers(self) -> list[str]:
+        return [r for (r,) in self.db.execute("SELECT DISTINCT reviewer FROM labels ORDER BY reviewer")]
+
+    def saves(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
