@@ -32,7 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.judges import steps, steps_trulens
+from tests.judges import steps, steps_more, steps_trulens
 from tests.judges.text import count_tokens
 
 MODEL = "realistic-judge"
@@ -105,7 +105,7 @@ class RealisticJudge:
     def answer(self, msgs: list[tuple[str, str]]) -> steps.Answer | None:
         h = digest(msgs)
         rng, quotes = random.Random(h + ":content"), random.Random(h + ":quotes")
-        for handler in (steps.ragas, steps.deepeval):
+        for handler in (steps.ragas, steps.deepeval, steps_more.phoenix):
             a = handler(msgs, rng)
             if a is not None:
                 return a
