@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from harness.metric import registry
 from tests.synthetic import canonical_run
 
 
@@ -40,6 +41,6 @@ def test_canonical_divergences_explain_the_classic_case():
     assert any(t.startswith("decomposition: ") for t in mixed.row_reasons.values())  # the shared sentence
     assert "leave-grounded" not in divs
     # every metric is in the matrix, and the evidence check sees the quoting metrics
-    assert len(built.report.data.metrics) == 10
+    assert len(built.report.data.metrics) == len(registry.names())
     ev = {e.metric for e in built.report.evidence}
     assert "inhouse.span" in ev
