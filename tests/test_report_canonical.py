@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from harness.metric import registry
+
 from tests.synthetic import canonical_run
 
 

@@ -22,11 +22,12 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
 from harness.cases.load import load_cases
 from harness.run.runner import JudgeConfig, RunOptions, run
 from harness.store.runstore import RunStore
+
+import pytest
+
 from tests.conftest import CANONICAL, ROOT
 from tests.judges import realistic
 

@@ -15,9 +15,10 @@ import shutil
 import subprocess
 import sys
 
+from harness.metric import registry
+
 import pytest
 
-from harness.metric import registry
 from tests.conftest import CANONICAL, ROOT
 
 METRICS = {"phoenix.faithfulness": "phoenix.evals"}

@@ -19,8 +19,8 @@ How it is run (the vendor's documented usage, pointed at the cell):
 """
 from __future__ import annotations
 
-from harness.metric.protocol import Endpoint, LabelReading, register
 from harness.core.records import Case, CellResult, UnitVerdict
+from harness.metric.protocol import Endpoint, LabelReading, register
 
 CONTEXT_JOIN = "\n\n"
 """How the passages become Phoenix's one ``context`` string."""
