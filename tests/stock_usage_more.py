@@ -1,0 +1,80 @@
+"""The stock side of the parity test for the whole-answer vendors of issue 24 (Phoenix): each
+vendor's own documented usage, pointed straight at a judge's base URL.
+
+A standalone script in the style of ``tests/stock_usage.py``: it imports no module of the project
+(``harness``, ``adapters``, ``reports``, ``tests``; it lists any it finds in ``sys.modules`` before it
+answers) and reads no setting of the project's. The test copies it into a temporary folder and runs:
+
+    python stock_usage_more.py VENDOR MODEL CASES.json BASE_URL [BASE_URL ...]
+
+``CASES.json`` is a list of ``{"id", "question", "answer", "contexts": [str, ...]}``. It prints one
+JSON line, ``{"runs": {base_url: {metric: {case_id: [score, exception_type, message]}}},
+"project_modules": [...]}`` (``score`` null when the call raised).
+
+The vendors' documented usage, with their defaults:
+
+- arize-phoenix-evals 3.9.4: ``LLM(provider="openai", model=..., base_url=..., api_key=...)`` and
+  ``FaithfulnessEvaluator(llm=llm).async_evaluate({"input", "output", "context"})``; ``context`` is one
+  string, so the passages are joined with a blank line, as a user must join them.
+
+Beyond that the test passes only ``HOME`` pointed at a temporary folder (Phoenix has no telemetry
+switch to set); nothing changes a score.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+KEY = "sk-stock-parity"
+PROJECT = ("harness", "adapters", "reports", "tests")
+"""Top-level packages of the project: none may be imported here."""
+METRICS = {"phoenix": ("phoenix.faithfulness",)}
+
+
+def outcome(value) -> list:
+    """``[score, exception type, message]`` for one stock call's result or exception."""
+    if isinstance(value, BaseException):
+        kind = type(value)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        return [None, name, " ".join(str(value).split())[:300]]
+    return [None if value is None else float(value), None, None]
+
+
+def gather(coros) -> list:
+    async def main():
+        return await asyncio.gather(*coros, return_exceptions=True)
+
+    return asyncio.run(main())
+
+
+def phoenix(url: str, model: str, cases: list[dict]) -> dict:
+    from phoenix.evals import LLM
+    from phoenix.evals.metrics.faithfulness import FaithfulnessEvaluator
+
+    evaluator = FaithfulnessEvaluator(llm=LLM(provider="openai", model=model, base_url=url, api_key=KEY))
+
+    async def one(c):
+        scores = await evaluator.async_evaluate({"input": c["question"], "output": c["answer"],
+                                                 "context": "\n\n".join(c["contexts"])})
+        return scores[0].score
+
+    got = gather([one(c) for c in cases])
+    return {"phoenix.faithfulness": {c["id"]: outcome(r) for c, r in zip(cases, got)}}
+
+
+VENDORS = {"phoenix": phoenix}
+
+
+def main(argv: list[str]) -> int:
+    vendor, model, cases_path, *urls = argv
+    with open(cases_path, encoding="utf-8") as fh:
+        cases = json.load(fh)
+    runs = {url: VENDORS[vendor](url, model, cases) for url in urls}
+    seen = sorted(m for m in sys.modules if m.split(".")[0] in PROJECT)
+    print(json.dumps({"runs": runs, "project_modules": seen}, allow_nan=True), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

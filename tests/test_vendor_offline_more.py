@@ -1,0 +1,86 @@
+"""The whole-answer vendors of issue 24 run offline and keep to the run directory: a default run
+(reference judge) of their metrics on the canonical cases, in a fresh process whose every socket
+connect and address look-up is logged, inside a network namespace with no interface up (``unshare
+-n``, when the machine allows it), scores every case (0 errors), resolves and connects to nothing,
+and writes nothing to ``HOME`` or the working directory: only the run directory grows.
+
+The vendors' tracking and telemetry switches come from ``harness.metric.vendor_env`` (set when
+``harness`` is imported, before any vendor import); the test passes none of its own.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from harness.metric import registry
+
+import pytest
+
+from tests.conftest import CANONICAL, ROOT
+
+METRICS = {"phoenix.faithfulness": "phoenix.evals"}
+
+SITECUSTOMIZE = r'''
+import json, os, socket
+_path = os.environ.get("NET_LOG")
+if _path:
+    def _note(kind, what):
+        with open(_path, "a") as fh:
+            fh.write(json.dumps([kind, str(what)]) + "\n")
+    _connect, _connect_ex, _resolve = socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo
+    def connect(self, addr):
+        _note("connect", addr); return _connect(self, addr)
+    def connect_ex(self, addr):
+        _note("connect", addr); return _connect_ex(self, addr)
+    def getaddrinfo(host, *a, **k):
+        _note("resolve", host); return _resolve(host, *a, **k)
+    socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo = connect, connect_ex, getaddrinfo
+'''
+"""Logs every connect and address look-up of every process of the run (the workers too)."""
+CLI = "import sys; from harness_cli import main; raise SystemExit(main(sys.argv[1:]))"
+
+
+def _unshare() -> list[str]:
+    """``["unshare", "-n"]`` where a private network namespace can be made, else nothing."""
+    exe = shutil.which("unshare")
+    if exe and subprocess.run([exe, "-n", "true"], capture_output=True).returncode == 0:
+        return [exe, "-n"]
+    return []
+
+
+def _files(folder) -> set[str]:
+    return {os.path.relpath(os.path.join(d, f), folder) for d, _, fs in os.walk(folder) for f in fs}
+
+
+@pytest.mark.parametrize("metric", sorted(METRICS))
+def test_a_default_run_scores_every_case_offline_and_writes_only_its_run_dir(metric, tmp_path):
+    pytest.importorskip(METRICS[metric])
+    home, cwd, out = tmp_path / "home", tmp_path / "cwd", tmp_path / "out"
+    for d in (home, cwd):
+        d.mkdir()
+    log, site = tmp_path / "net.log", tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPIK_", "MLFLOW_", "PHOENIX_"))}
+    env.update(HOME=str(home), NET_LOG=str(log), PYTHONPATH=os.pathsep.join([str(site), ROOT]), XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_CACHE_HOME=str(home / ".cache"),
+               MPLCONFIGDIR=str(tmp_path / "mpl"))   # the harness's own report (matplotlib), not a vendor
+    cmd = _unshare() + [sys.executable, "-c", CLI, "run", "--cases", CANONICAL, "--metrics", metric,
+                        "--out", str(out), "--run-id", "offline", "--no-progress"]
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    events = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    assert events == [], f"{metric}: network use in an offline run: {events[:10]}"
+    assert _files(home) == set() and _files(cwd) == set(), (_files(home), _files(cwd))
+    from harness.store.runstore import RunStore
+
+    store = RunStore.open(str(out / "offline" / "store.sqlite"))
+    try:
+        rows = store.rows("SELECT status, COUNT(*) FROM cells GROUP BY status")
+    finally:
+        store.close()
+    assert dict(rows).get("error", 0) == 0 and sum(n for _, n in rows) == 24, rows
+    assert registry.get(metric).label_reading is not None
