@@ -10,6 +10,7 @@ TOOLS=.tools
 export UV_PYTHON_DOWNLOADS=never          # use this machine's python3.11, never download one
 export UV_COMPILE_BYTECODE=1              # PYTHONDONTWRITEBYTECODE is set here: without .pyc imports run 2-3x slower
 export UV_LINK_MODE=copy
+export UV_COMPILE_BYTECODE_TIMEOUT=${UV_COMPILE_BYTECODE_TIMEOUT:-900}   # a loaded machine needs more than uv's 60 s per file
 PY=$(command -v python3.11 || command -v python3)
 if [ ! -x "$TOOLS/bin/uv" ] || [ "$("$TOOLS/bin/uv" --version | cut -d' ' -f2)" != "$UV_VERSION" ]; then
   echo "setup: installing uv $UV_VERSION into $TOOLS/" >&2
