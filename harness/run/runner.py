@@ -17,6 +17,7 @@ from harness.judge.reference import refuse_unannotated
 from harness.judge.upstream import RetryPolicy
 from harness.metric import registry
 from harness.run.cellwork import CellTask, WorkerSpec, run_in_process, store_done
+from harness.run.progress import Progress
 from harness.run.rundir import RunLock, check_run_id
 from harness.run.spec import build_spec
 from harness.store.runstore import RunStore, StoreWriteError
@@ -270,38 +271,3 @@ def status_counts(store: RunStore) -> dict:
     for metric, status, n in store.rows("SELECT metric, status, COUNT(*) FROM cells GROUP BY metric, status"):
         out.setdefault(metric, {})[status] = n
     return out
-
-
-class Progress:
-    """A progress bar on a terminal; a line per ~10 % elsewhere (logs, CI)."""
-
-    def __init__(self, total: int, reused: int, enabled: bool = True):
-        self.total, self.done, self.errors = total, 0, 0
-        self.enabled = enabled
-        self.tty = sys.stderr.isatty()
-        self._bar = None
-        self._next = 0.1
-        if enabled and reused:
-            print(f"resume: {reused} finished cell(s) kept, {total} to compute", file=sys.stderr)
-        if enabled and self.tty:
-            from tqdm import tqdm  # noqa: PLC0415 - lazy: only for a progress bar
-
-            self._bar = tqdm(total=total, unit="cell", file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
-
-    def tick(self, status: str) -> None:
-        self.done += 1
-        self.errors += status == "error"
-        if not self.enabled:
-            return
-        if self._bar is not None:
-            self._bar.update(1)
-            if self.errors:
-                self._bar.set_postfix(errors=self.errors)
-        elif self.done / self.total >= self._next or self.done == self.total:
-            print(f"progress: {self.done}/{self.total} cells ({self.errors} errors)", file=sys.stderr, flush=True)
-            while self._next <= self.done / self.total:
-                self._next += 0.1
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
