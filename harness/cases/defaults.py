@@ -15,7 +15,7 @@ DEFAULT_CASES = "datasets/canonical.jsonl"
 
 def packaged_cases() -> str:
     """Path of the canonical case file shipped with the package."""
-    return str(resources.files("harness.cases.load") / "data" / "canonical.jsonl")
+    return str(resources.files("harness.cases") / "data" / "canonical.jsonl")
 
 
 def resolve_cases(path: str) -> str:
