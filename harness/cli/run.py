@@ -17,6 +17,9 @@ from harness.cases.defaults import DEFAULT_CASES
 from harness.core.errors import BadInput
 from harness.metric import registry
 
+TABLE_MAX_CASES = 40
+"""The terminal prints the score table in full up to this many cases; above it, a per-metric summary and
+the path of the whole table (``scores.txt`` in the run folder)."""
 OPENAI_URL = "https://api.openai.com/v1"
 NAME = "run"
 
@@ -283,7 +286,16 @@ def cmd_run(args) -> int:
     try:
         shorts = {m: registry.get(m).short_name for m in metrics}
         ids = [c.id for c in cases]
-        print(render(store, metrics, ids, shorts))
+        table = render(store, metrics, ids, shorts)
+        if len(ids) <= TABLE_MAX_CASES:
+            print(table)
+        else:   # a long table scrolls the summary away: the whole of it goes to a file
+            path = os.path.join(outcome.run_dir, "scores.txt")
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(table + "\n" + LEGEND + "\n")
+            print(f"score table: {len(ids)} cases, shown in full up to {TABLE_MAX_CASES}; the whole table is in "
+                  f"{path} (and in the report)")
+            print("\n".join(mean_lines(store, metrics)))
         print(LEGEND)
         print("cells per metric:")
         print("\n".join(counts_lines(outcome.counts, metrics)))
@@ -325,3 +337,17 @@ def check_run_args(args) -> None:
     real = args.judge_url is not None or args.judge_model is not None
     checks.run_outputs(args.out, args.run_id, args.scores_csv, args.cache_path,
                        uses_cache=args.cache in ("record", "replay") or (args.cache == "auto" and real))
+
+
+def mean_lines(store, metrics: list[str]) -> list[str]:
+    """Per metric: the mean, lowest and highest score over its scored cells."""
+    rows = {m: (n, avg, lo, hi) for m, n, avg, lo, hi in store.rows(
+        "SELECT metric, COUNT(*), AVG(score), MIN(score), MAX(score) FROM cells WHERE status = 'scored' "
+        "GROUP BY metric")}
+    w = max(len(m) for m in metrics)
+    out = []
+    for m in metrics:
+        n, avg, lo, hi = rows.get(m, (0, None, None, None))
+        out.append(f"  {m.ljust(w)}  " + (f"mean {avg:.3f} over {n} scored (min {lo:.2f}, max {hi:.2f})" if n
+                                            else "no scored cell"))
+    return out
