@@ -52,8 +52,9 @@ def add_parser(sub):
     r.add_argument("--cache-path", help="SQLite cache file (default OUT/judge-cache.sqlite)")
     r.add_argument("--concurrency", type=int, default=8, help="cells in flight at once (default 8)")
     r.add_argument("--workers", type=int, metavar="N",
-                   help="worker processes scoring cells, each importing the vendors once (default: the "
-                        "machine's cores; 1: in this process)")
+                   help="worker processes scoring cells, each importing the vendors once (default: picked for "
+                        "the run: 1 when it is small or judge-bound, more for a large CPU-bound run, up to the "
+                        "cores; 1: in this process)")
     r.add_argument("--no-pin", action="store_true",
                    help="let the OS move the worker processes between cores (default: with no more workers "
                         "than cores, each worker stays on a core of its own)")
@@ -213,12 +214,8 @@ def fault_injector(args):
 
 
 def workers(args) -> int:
-    """``--workers``, default the machine's cores."""
-    if args.workers is not None:
-        return args.workers
-    from harness.run.workers import default_workers  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
-    return default_workers()
+    """``--workers``; None (unset): the runner picks the count for the run (``auto_workers``)."""
+    return args.workers
 
 
 def cmd_run(args) -> int:

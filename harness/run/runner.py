@@ -74,9 +74,9 @@ class RunOptions:
     """metric name -> keyword arguments of its adapter class (e.g. a similarity threshold); in the spec."""
     prices: dict | None = None
     """The user's price table, as ``harness.judge.accounting.prices_from_args`` gives it (kept in the run spec)."""
-    workers: int = 1
-    """Worker processes (``harness run --workers``, default there: the machine's cores); 1 scores in
-    this process."""
+    workers: int | None = 1
+    """Worker processes (``harness run --workers``); 1 scores in this process; None: picked for the run
+    (:func:`harness.run.workers.auto_workers`, the CLI's default)."""
     pin_workers: bool = True
     """With ``workers`` > 1 and no more workers than cores, keep each worker process on a core of its own
     (:func:`harness.run.workers.worker_cores`); False: ``--no-pin``."""
@@ -230,7 +230,14 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
             if opts.progress and not replayed:
                 print(f"resume: all {reused} cell(s) already finished; nothing to compute", file=sys.stderr)
             return replayed, reused
-        workers = max(1, min(opts.workers, total))
+        if opts.workers is None:
+            from harness.run.workers import auto_workers  # noqa: PLC0415 - lazy: multiprocessing only when asked
+
+            judge_bound = not opts.judge.is_reference or opts.judge.latency_ms > 0
+            workers = auto_workers(sum(n for m, n in needed.items() if callable(getattr(classes[m], "prepare", None))),
+                                   judge_bound)
+        else:
+            workers = max(1, min(opts.workers, total))
         spec = _worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1)
         progress = Progress(total, reused, enabled=opts.progress)
         startup: list = []
