@@ -1,6 +1,6 @@
-"""`harness import otel`: production traces in each exporter's documented shape (tests/data/otel/, written by
-tests/data/otel/build_spans.py): OTLP JSON with OpenInference attributes, Phoenix span records, an MLflow
-trace and a Langfuse observations page. Each keeps its good trace as a case and drops the rest with a reason."""
+"""`harness import otel`: production traces in each exporter's documented shape (tests/otel_spans/, written by
+hand from each exporter's documented format): OTLP JSON with OpenInference attributes, Phoenix span records, an
+MLflow trace and a Langfuse observations page. Each keeps its good trace as a case and drops the rest with a reason."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-DATA = os.path.join(ROOT, "tests", "data", "otel")
+DATA = os.path.join(ROOT, "tests", "otel_spans")
 Q = "When was the Model T introduced?"
 A = "Ford introduced the Model T in 1908."
 
