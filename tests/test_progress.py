@@ -37,6 +37,7 @@ def test_a_long_run_prints_a_summary_and_where_the_whole_table_is(tmp_path, caps
     import json
 
     from harness.cli.run import TABLE_MAX_CASES
+
     from harness_cli import main
     from tests.conftest import CANONICAL
 
