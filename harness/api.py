@@ -11,6 +11,7 @@ import hashlib
 import importlib
 import json
 import os
+import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,27 +35,44 @@ class EvalResult:
     """The HTML report, or None when it was not built (``report=False``, or building failed)."""
     counts: dict
     """metric -> {status: number of cells}."""
+    case_ids: list = field(default_factory=list)
+    """The cases, in their order."""
+    metrics: list = field(default_factory=list)
+    """The metrics, in their order."""
     _tables: dict = field(default_factory=dict, repr=False)
 
     def _table(self, name: str):
         if name not in self._tables:
+            from harness.store.frames import parsed  # noqa: PLC0415 - lazy: keeps --help from importing the engine
             from harness.store.runstore import RunStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
             store = RunStore.open(self.store_path)
             try:
-                self._tables[name] = getattr(store, name)()
+                self._tables[name] = parsed(name, getattr(store, name)())
             finally:
                 store.close()
         return self._tables[name]
 
     @property
+    def scores(self):
+        """Cases (rows) by metrics (columns): each scored cell's score, NaN where a cell is not a score
+        (``cells`` has its status and reason). Rows in case order, columns in metric order."""
+        if "scores" not in self._tables:
+            from harness.store.frames import score_table  # noqa: PLC0415 - lazy: pandas on first use
+
+            cells = self.cells
+            self._tables["scores"] = score_table(cells, self.case_ids or None, self.metrics or None)
+        return self._tables["scores"]
+
+    @property
     def cells(self):
-        """One row per case and metric: ``case_id``, ``metric``, ``status``, ``score``, ``reason``, ledger."""
+        """One row per case and metric: ``case_id``, ``metric``, ``status``, ``score``, ``reason``, ledger;
+        ``flags`` and ``detail`` as Python values."""
         return self._table("cells")
 
     @property
     def units(self):
-        """Per-unit (claim, statement, sentence) verdicts of every cell."""
+        """Per-unit (claim, statement, sentence) verdicts of every cell (``quotes`` and ``detail`` parsed)."""
         return self._table("units")
 
     @property
@@ -85,7 +103,7 @@ def evaluate(cases, metrics=None, judge=None, *, report=True, divergence_thresho
             (``reports.build.report_for_run``); False builds none; a callable ``f(run_dir, threshold) -> path``
             is the report builder to use instead.
         divergence_threshold: the report's divergence threshold (default as ``harness run``).
-        **options: ``out_dir`` (default ``reports/out``), ``run_id``, ``cache_mode``, ``cache_path``,
+        **options: ``out_dir`` (default :func:`default_out_dir`, said on stderr with ``progress``), ``run_id``, ``cache_mode``, ``cache_path``,
             ``concurrency``, ``progress``, ``retry_attempts``, ``call_timeout_s``, ``cell_timeout_s``.
 
     Returns:
@@ -99,8 +117,34 @@ def evaluate(cases, metrics=None, judge=None, *, report=True, divergence_thresho
         raise TypeError(f"evaluate() got unknown option(s) {', '.join(unknown)}; known: {', '.join(RUN_OPTIONS)}")
     from harness.run.runner import RunOptions  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
+    options.setdefault("out_dir", default_out_dir())
     opts = RunOptions(cases=case_set(cases), metrics=metric_names(metrics), judge=judge_config(judge), **options)
-    return in_own_loop(_evaluate, opts, report, divergence_threshold)
+    if opts.judge.is_reference:
+        from harness.judge.reference import refuse_unannotated  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+        refuse_unannotated(opts.cases, API_HINT)
+    result = in_own_loop(_evaluate, opts, report, divergence_threshold)
+    if opts.progress:
+        print(f"harness: run {result.run_id} stored in {result.run_dir}", file=sys.stderr)
+    return result
+
+
+API_HINT = 'pass judge={"url": ..., "model": ...} to score them with a real judge'
+"""What the reference judge's refusal of unannotated cases tells an API user."""
+
+
+def default_out_dir() -> str:
+    """Where :func:`evaluate` keeps its runs unless ``out_dir`` is given: ``$HARNESS_OUT`` when set, else the
+    user's data folder (``$XDG_DATA_HOME``, default ``~/.local/share``) ``/groundedness-harness/runs``, so a
+    notebook or a script leaves nothing in its working directory and finds earlier runs again.
+
+    >>> os.environ.get("HARNESS_OUT") is not None or default_out_dir().endswith("groundedness-harness/runs")
+    True
+    """
+    if os.environ.get("HARNESS_OUT"):
+        return os.environ["HARNESS_OUT"]
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "groundedness-harness", "runs")
 
 
 def in_own_loop(fn, *args):
@@ -120,7 +164,8 @@ def _evaluate(opts, report, threshold: float | None) -> EvalResult:
     builder = report_builder(report)
     outcome = run(opts)
     report_path = builder(outcome.run_dir, threshold) if builder is not None else None
-    return EvalResult(outcome.run_id, outcome.run_dir, outcome.store_path, report_path, outcome.counts)
+    return EvalResult(outcome.run_id, outcome.run_dir, outcome.store_path, report_path, outcome.counts,
+                      [c.id for c in opts.cases], list(opts.metrics))
 
 
 DEFAULT_REPORT_BUILDER = "reports.build:report_for_run"

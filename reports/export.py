@@ -19,6 +19,9 @@ from pathlib import Path
 
 from harness.store.runstore import RunStore
 
+from reports.model import mlflow_rows
+from reports.model.data import load_run
+
 TABLES = ("cells", "units", "calls")
 FORMATS = ("jsonl", "parquet", "mlflow")
 EXPERIMENT = "groundedness-harness"
@@ -117,39 +120,54 @@ def tracking_uri(tracking_dir: str) -> str:
     return Path(os.path.abspath(tracking_dir)).as_uri()
 
 
-def to_mlflow(run_dir: str, store_path: str, tracking_dir: str, experiment: str = EXPERIMENT) -> tuple[str, str]:
-    """Log the run as one MLflow run; return (tracking URI, MLflow run id)."""
+def to_mlflow(run_dir: str, store_path: str, tracking_dir: str,
+              experiment: str = EXPERIMENT) -> tuple[str, str, str]:
+    """Log the run as one MLflow run; return (tracking URI, MLflow run id, ``new`` | ``updated`` |
+    ``unchanged``).
+
+    The same harness run always maps to the same MLflow run: it is found by its tag ``harness.run_id``
+    in the experiment. An export of rows already exported (same ``harness.rows_digest``) changes nothing;
+    a run that grew since (a resumed run) gets its table replaced, its metrics logged again and any new
+    params added."""
     try:
         from mlflow.tracking import MlflowClient  # noqa: PLC0415 - lazy: optional extra
     except ImportError:
         from harness.metric.extras import install_line  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
         raise RuntimeError(f"--format mlflow needs MLflow: {install_line('mlflow')}") from None
+    import time  # noqa: PLC0415 - lazy: only the mlflow export stamps metrics
 
+    from mlflow.entities import Metric, Param  # noqa: PLC0415 - lazy: optional extra
 
-    store = RunStore.open(store_path)
-    try:
-        spec, cells = store.spec(), store.cells()
-    finally:
-        store.close()
+    data = load_run(store_path)
+    spec, cells = data.spec, data.cells
+    table = mlflow_rows.rows(data)
+    digest = mlflow_rows.digest(table)
+    harness_id = str(spec.get("run_id") or os.path.basename(run_dir))
     uri = tracking_uri(tracking_dir)
     client = MlflowClient(tracking_uri=uri)
     exp = client.get_experiment_by_name(experiment)
     exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment)
-    run = client.create_run(exp_id, run_name=str(spec.get("run_id") or os.path.basename(run_dir)),
-                            tags={"harness.run_id": str(spec.get("run_id")), "harness.judge":
-                                  str((spec.get("judge") or {}).get("description"))})
-    rid = run.info.run_id
+    found = client.search_runs([exp_id], filter_string=f"tags.`harness.run_id` = '{harness_id}'", max_results=1)
+    if found and found[0].data.tags.get("harness.rows_digest") == digest and found[0].info.status == "FINISHED":
+        return uri, found[0].info.run_id, "unchanged"
+    if found:
+        rid, state, logged = found[0].info.run_id, "updated", found[0].data.params
+    else:
+        run = client.create_run(exp_id, run_name=harness_id,
+                                tags={"harness.run_id": harness_id,
+                                      "harness.judge": str((spec.get("judge") or {}).get("description"))})
+        rid, state, logged = run.info.run_id, "new", {}
     try:
-        import time  # noqa: PLC0415 - lazy: optional import, its absence is handled here
-
-        from mlflow.entities import Metric, Param  # noqa: PLC0415 - lazy: optional extra
-
         now = int(time.time() * 1000)
-        params = [Param(k, v) for k, v in flat_params(spec).items()]
+        params = [Param(k, v) for k, v in flat_params(spec).items() if k not in logged]   # params never change
         for i in range(0, len(params), 100):
             client.log_batch(rid, params=params[i:i + 100])
-        client.log_batch(rid, metrics=[Metric(k, v, now, 0) for k, v in metric_values(cells).items()])
+        values = {**metric_values(cells), **mlflow_rows.agreement_metrics(data)}
+        client.log_batch(rid, metrics=[Metric(k, v, now, 0) for k, v in values.items()])
+        if found:   # log_table appends to an existing table: the old one goes first
+            _delete_artifact(client, rid, mlflow_rows.ROWS_FILE)
+        client.log_table(rid, data=table, artifact_file=mlflow_rows.ROWS_FILE)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "cells.csv")
             cells.to_csv(path, index=False)
@@ -157,8 +175,17 @@ def to_mlflow(run_dir: str, store_path: str, tracking_dir: str, experiment: str 
         report = os.path.join(run_dir, "index.html")
         if os.path.isfile(report):
             client.log_artifact(rid, report, "report")
+        client.set_tag(rid, "harness.rows_digest", digest)
         client.set_terminated(rid, "FINISHED")
     except BaseException:
         client.set_terminated(rid, "FAILED")
         raise
-    return uri, rid
+    return uri, rid, state
+
+
+def _delete_artifact(client, rid: str, path: str) -> None:
+    """Remove one artifact of a run (the artifact store must support deleting: a local folder does)."""
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository  # noqa: PLC0415 - lazy: optional extra
+
+    if any(f.path == path for f in client.list_artifacts(rid)):
+        get_artifact_repository(client.get_run(rid).info.artifact_uri).delete_artifacts(path)

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Set up .venv from uv.lock, exactly: the engine, every vendor extra and the dev group (tests, notebooks).
 # Needs python3.11 and the package index; nothing else. Your own pip configuration (pip.conf, PIP_*) is used
-# to fetch uv, and your uv configuration (uv.toml, UV_*) by uv. Safe to rerun: an up-to-date venv is left
-# as it is (a few seconds).
+# to fetch uv, and your uv configuration (uv.toml, UV_*) by uv. Safe to rerun: when uv.lock, pyproject.toml,
+# the index and .venv's installed packages are as the last successful run left them (a stamp in .venv), it
+# does nothing (well under a second); otherwise it syncs, and byte-compiles only the files that changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 UV_VERSION=0.13.8
 TOOLS=.tools
 export UV_PYTHON_DOWNLOADS=never          # use this machine's python3.11, never download one
-export UV_COMPILE_BYTECODE=1              # PYTHONDONTWRITEBYTECODE is set here: without .pyc imports run 2-3x slower
 export UV_LINK_MODE=copy
-export UV_COMPILE_BYTECODE_TIMEOUT=${UV_COMPILE_BYTECODE_TIMEOUT:-900}   # a loaded machine needs more than uv's 60 s per file
+# PYTHONDONTWRITEBYTECODE is set here, and without .pyc imports run 2-3x slower. uv's own byte-compiling
+# (UV_COMPILE_BYTECODE) compiles the whole venv again on every sync (~30 s); compileall after the sync
+# compiles only what has no up-to-date .pyc, so a sync that changed nothing costs a stat per file.
+unset UV_COMPILE_BYTECODE
 PY=$(command -v python3.11 || command -v python3)
 if [ ! -x "$TOOLS/bin/uv" ] || [ "$("$TOOLS/bin/uv" --version | cut -d' ' -f2)" != "$UV_VERSION" ]; then
   echo "setup: installing uv $UV_VERSION into $TOOLS/" >&2
@@ -25,6 +28,16 @@ for v in UV_DEFAULT_INDEX UV_INDEX_URL UV_INDEX UV_EXTRA_INDEX_URL; do [ -n "${!
 for f in "${XDG_CONFIG_HOME:-$HOME/.config}/uv/uv.toml" /etc/uv/uv.toml; do
   [ -f "$f" ] && grep -qE '^\s*(\[\[index\]\]|index-url|extra-index-url)' "$f" && index="$f"
 done
+STAMP=.venv/.harness-setup
+fingerprint() {   # what a synced .venv depends on, and the installed set (site-packages changes on any install)
+  { echo "$UV_VERSION $PY $index"; cat uv.lock pyproject.toml; ls -a .venv/lib/python*/site-packages 2>/dev/null; } \
+    | sha256sum | cut -d' ' -f1
+}
+if [ -x .venv/bin/python ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$(fingerprint)" ]; then
+  echo "setup: .venv is up to date with uv.lock (nothing to do)" >&2
+  exit 0
+fi
+rm -f "$STAMP"
 if [ -z "$index" ]; then
   echo "setup: syncing .venv with uv.lock (frozen)" >&2
   "$TOOLS/bin/uv" sync --frozen --all-extras --python "$PY" --quiet
@@ -37,3 +50,6 @@ else
   "$TOOLS/bin/uv" pip sync --python .venv/bin/python --quiet "$req"
   "$TOOLS/bin/uv" pip install --python .venv/bin/python --no-deps --quiet -e .
 fi
+echo "setup: byte-compiling what changed" >&2
+.venv/bin/python -m compileall -q -j 0 .venv/lib/python*/site-packages >/dev/null || true
+fingerprint > "$STAMP"

@@ -99,9 +99,30 @@ def test_bad_input_names_the_case_and_field(tmp_path):
 
 def test_default_cases_from_any_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HARNESS_OUT", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     res = harness.evaluate("datasets/canonical.jsonl", metrics=["inhouse.span"], progress=False, report=False)
-    assert len(res.cells) == N_CASES and res.run_dir.startswith("reports/out")
-    assert os.path.isfile(tmp_path / res.store_path)
+    assert len(res.cells) == N_CASES and not os.path.exists(tmp_path / "reports")   # nothing in the working dir
+    assert res.run_dir.startswith(str(tmp_path / "data" / "groundedness-harness" / "runs"))
+    assert os.path.isfile(res.store_path)
+
+
+def test_the_result_has_a_case_by_metric_table_and_parsed_json(tmp_path, capsys):
+    res = harness.evaluate(CANONICAL, metrics=["inhouse.span", "baseline.similarity"], out_dir=str(tmp_path),
+                           run_id="table", report=False)
+    assert f"run table stored in {tmp_path / 'table'}" in capsys.readouterr().err
+    t = res.scores
+    assert list(t.columns) == ["inhouse.span", "baseline.similarity"] and len(t) == N_CASES
+    assert t.loc["cookie-yield", "inhouse.span"] == 0.75
+    assert math.isnan(t.loc["empty-answer", "inhouse.span"])   # unscored: not a number, never 0
+    assert all(isinstance(f, list) for f in res.cells["flags"]) and isinstance(res.units["quotes"].iloc[0], list)
+
+
+def test_the_api_refusal_names_the_api_argument(tmp_path):
+    rows = [{"question": "Q?", "contexts": ["A passage."], "answer": "An answer."}]
+    with pytest.raises(ValueError, match=r"pass judge=\{\"url\"") as e:
+        harness.evaluate(rows, metrics=["inhouse.span"], out_dir=str(tmp_path))
+    assert "--judge-url" not in str(e.value)
 
 
 def test_unannotated_dataframe_with_a_served_judge(tmp_path):

@@ -19,7 +19,7 @@ def execute(name: str, env: dict | None = None):
     old = {k: os.environ.get(k) for k in (env or {})}
     os.environ.update(env or {})
     try:
-        NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": ROOT}}).execute()
+        NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": os.path.join(ROOT, "notebooks")}}).execute()   # where Jupyter starts
     finally:
         for k, v in old.items():
             if v is None:

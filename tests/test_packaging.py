@@ -95,7 +95,7 @@ def test_a_metric_whose_vendor_is_missing_is_unavailable(monkeypatch, capsys):
     assert main(["metrics"]) == 0
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if ln.startswith("ragas.faithfulness "))
-    assert "unavailable: ragas not installed; pip install 'groundedness-harness[ragas]'" in line
+    assert f"unavailable: ragas not installed; {extras.install_line('ragas')}" in line
     assert "unavailable" not in next(ln for ln in out.splitlines() if ln.startswith("inhouse.span "))
     from harness.metric import registry
 
@@ -143,3 +143,27 @@ def test_the_mirror_path_installs_the_same_pins():
     installed = {d.metadata["Name"].lower().replace("_", "-"): d.version for d in metadata.distributions()}
     installed.pop("groundedness-harness", None)
     assert {k: v for k, v in installed.items() if k in pins} == pins
+
+
+@pytest.mark.parametrize("direct_url,expected", [
+    ('{"url": "file:///src/harness", "dir_info": {"editable": true}}',
+     "uv sync --frozen --inexact --extra deepeval"),
+    ('{"url": "file:///tmp/dist/groundedness_harness-0.1.0-py3-none-any.whl", "archive_info": {}}',
+     "pip install 'groundedness-harness[deepeval] @ file:///tmp/dist/groundedness_harness-0.1.0-py3-none-any.whl'"),
+    ('{"url": "file:///srv/clone", "vcs_info": {"vcs": "git", "commit_id": "abc", "requested_revision": "v1"}}',
+     "pip install 'groundedness-harness[deepeval] @ git+file:///srv/clone@v1'"),
+    (None, "pip install 'groundedness-harness[deepeval]'"),
+], ids=["clone", "wheel", "git", "index"])
+def test_the_missing_vendor_hint_adds_the_extra_where_the_package_came_from(monkeypatch, direct_url, expected):
+    """The hint never removes another vendor: a clone syncs --inexact (or every extra), a pip install is
+    repeated from its own source with the extra added (pip keeps what is installed)."""
+    from harness.metric import extras
+
+    class Dist:
+        def read_text(self, name):
+            return direct_url if name == "direct_url.json" else None
+
+    monkeypatch.setattr(extras.metadata, "distribution", lambda name: Dist())
+    line = extras.install_line("deepeval")
+    assert expected in line
+    assert "uv sync --extra" not in line    # a plain `uv sync --extra X` removes every other extra

@@ -143,6 +143,20 @@ def test_export_mlflow_read_back_by_mlflow(runs, tmp_path, monkeypatch, capsys):
     assert {"cells.csv", "report/index.html"} <= arts
     local = client.download_artifacts(rid, "cells.csv", str(tmp_path))
     assert len(pd.read_csv(local)) == len(a.cells)
+    # per-row results as an MLflow table: one row per case and metric, with the claim verdicts
+    assert json.loads(run.data.tags["mlflow.loggedArtifacts"]) == [{"path": "harness_results.json", "type": "table"}]
+    rows = pd.read_json(client.download_artifacts(rid, "harness_results.json", str(tmp_path)), orient="split")
+    assert len(rows) == len(a.cells) and {"inputs", "outputs", "context", "score", "status", "reason", "claims"} <= set(rows)
+    cookie = rows[(rows.case_id == "cookie-yield") & (rows.metric == "inhouse.span")].iloc[0]
+    assert cookie.score == 0.75 and len(cookie.claims) == 4 and {c["verdict"] for c in cookie.claims} >= {"supported"}
+    assert "agreement.inhouse.span.kappa" in run.data.metrics    # the canonical cases carry human labels
+    # exporting the same run again maps to the same MLflow run and duplicates nothing
+    assert main(["export", "a", "--out", out, "--format", "mlflow", "--tracking-dir", str(track)]) == 0
+    again = capsys.readouterr().out
+    assert f"mlflow: run {rid} (unchanged)" in again
+    assert len(client.search_runs([run.info.experiment_id])) == 1
+    rows2 = pd.read_json(client.download_artifacts(rid, "harness_results.json", str(tmp_path / "2")), orient="split")
+    assert len(rows2) == len(a.cells)
 
 
 def test_export_mlflow_honours_the_users_tracking_uri(runs, tmp_path, monkeypatch, capsys):

@@ -19,6 +19,9 @@ from harness.cli.estimate import show as show_estimate
 from harness.core.errors import BadInput
 from harness.metric import registry
 
+TABLE_MAX_CASES = 40
+"""The terminal prints the score table in full up to this many cases; above it, a per-metric summary and
+the path of the whole table (``scores.txt`` in the run folder)."""
 OPENAI_URL = "https://api.openai.com/v1"
 NAME = "run"
 
@@ -51,8 +54,9 @@ def add_parser(sub):
     r.add_argument("--cache-path", help="SQLite cache file (default OUT/judge-cache.sqlite)")
     r.add_argument("--concurrency", type=int, default=8, help="cells in flight at once (default 8)")
     r.add_argument("--workers", type=int, metavar="N",
-                   help="worker processes scoring cells, each importing the vendors once (default: the "
-                        "machine's cores; 1: in this process)")
+                   help="worker processes scoring cells, each importing the vendors once (default: picked for "
+                        "the run: 1 when it is small or judge-bound, more for a large CPU-bound run, up to the "
+                        "cores; 1: in this process)")
     r.add_argument("--no-pin", action="store_true",
                    help="let the OS move the worker processes between cores (default: with no more workers "
                         "than cores, each worker stays on a core of its own)")
@@ -217,12 +221,8 @@ def fault_injector(args):
 
 
 def workers(args) -> int:
-    """``--workers``, default the machine's cores."""
-    if args.workers is not None:
-        return args.workers
-    from harness.run.workers import default_workers  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
-    return default_workers()
+    """``--workers``; None (unset): the runner picks the count for the run (``auto_workers``)."""
+    return args.workers
 
 
 def cmd_run(args) -> int:
@@ -294,7 +294,16 @@ def cmd_run(args) -> int:
     try:
         shorts = {m: registry.get(m).short_name for m in metrics}
         ids = [c.id for c in cases]
-        print(render(store, metrics, ids, shorts))
+        table = render(store, metrics, ids, shorts)
+        if len(ids) <= TABLE_MAX_CASES:
+            print(table)
+        else:   # a long table scrolls the summary away: the whole of it goes to a file
+            path = os.path.join(outcome.run_dir, "scores.txt")
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(table + "\n" + LEGEND + "\n")
+            print(f"score table: {len(ids)} cases, shown in full up to {TABLE_MAX_CASES}; the whole table is in "
+                  f"{path} (and in the report)")
+            print("\n".join(mean_lines(store, metrics)))
         print(LEGEND)
         print("cells per metric:")
         print("\n".join(counts_lines(outcome.counts, metrics)))
@@ -336,3 +345,17 @@ def check_run_args(args) -> None:
     real = args.judge_url is not None or args.judge_model is not None
     checks.run_outputs(args.out, args.run_id, args.scores_csv, args.cache_path,
                        uses_cache=args.cache in ("record", "replay") or (args.cache == "auto" and real))
+
+
+def mean_lines(store, metrics: list[str]) -> list[str]:
+    """Per metric: the mean, lowest and highest score over its scored cells."""
+    rows = {m: (n, avg, lo, hi) for m, n, avg, lo, hi in store.rows(
+        "SELECT metric, COUNT(*), AVG(score), MIN(score), MAX(score) FROM cells WHERE status = 'scored' "
+        "GROUP BY metric")}
+    w = max(len(m) for m in metrics)
+    out = []
+    for m in metrics:
+        n, avg, lo, hi = rows.get(m, (0, None, None, None))
+        out.append(f"  {m.ljust(w)}  " + (f"mean {avg:.3f} over {n} scored (min {lo:.2f}, max {hi:.2f})" if n
+                                            else "no scored cell"))
+    return out

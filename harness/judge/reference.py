@@ -60,13 +60,17 @@ def unannotated(cases) -> list[str]:
     return [c.id for c in cases if c.annotation is None]
 
 
-def refuse_unannotated(cases) -> None:
+CLI_HINT = "pass --judge-url (and --judge-model) to score them with a real judge"
+"""How ``harness run`` says to use a real judge; the Python API passes its own (``judge=``)."""
+
+
+def refuse_unannotated(cases, hint: str = CLI_HINT) -> None:
     """ValueError naming every unannotated case: the reference judge answers from annotations only."""
     missing = unannotated(cases)
     if missing:
         shown = ", ".join(missing[:10]) + (f", ... ({len(missing)} in all)" if len(missing) > 10 else "")
         raise ValueError(f"the reference judge answers from annotations, and {len(missing)} case(s) have none "
-                         f"({shown}): pass --judge-url (and --judge-model) to score them with a real judge")
+                         f"({shown}): {hint}")
 
 
 def approx_tokens(text: str) -> int:

@@ -1,24 +1,63 @@
 """Which optional extra each vendor's metrics need, and whether it is installed.
 
-Each vendor is an optional extra of the package (``pip install 'groundedness-harness[ragas]'``, or
-``uv sync --extra ragas`` in a clone), so a team installs only the vendors it uses. A metric whose
+Each vendor is an optional extra of the package (added to a pip install from the place it came from, or
+synced from uv.lock in a clone: :func:`install_line`), so a team installs only the vendors it uses. A metric whose
 vendor is missing is listed as unavailable with the line that installs it, and is left out of
 "all metrics". Which extra and modules a metric needs is data on its class (``extra``, ``requires``).
 """
 from __future__ import annotations
 
+import json
+from importlib import metadata
 from importlib.util import find_spec
 
 from harness.metric import registry
 
+DIST = "groundedness-harness"
+"""The distribution's name."""
+
 
 def install_line(extra: str) -> str:
-    """How to install an extra.
+    """How to add an extra to this installation, keeping every extra already installed.
 
-    >>> install_line("ragas")
-    "pip install 'groundedness-harness[ragas]' (in a clone: uv sync --extra ragas)"
+    Where the package came from decides it (its ``direct_url.json``, PEP 610): a clone (an editable
+    install) syncs the lock with every extra; a wheel, a folder or a git URL is reinstalled from the
+    same place with the extra (pip adds what is missing and removes nothing); otherwise the package
+    index.
+
+    >>> "[ragas]" in install_line("ragas") or "--extra ragas" in install_line("ragas")
+    True
     """
-    return f"pip install 'groundedness-harness[{extra}]' (in a clone: uv sync --extra {extra})"
+    source = _source()
+    if source == "editable":
+        return (f"in this clone: bash scripts/setup.sh (every vendor, from uv.lock), or "
+                f".tools/bin/uv sync --frozen --inexact --extra {extra} (adds it, removes nothing)")
+    if source:
+        return f"pip install '{DIST}[{extra}] @ {source}' (adds it; what is installed stays)"
+    return f"pip install '{DIST}[{extra}]' (adds it; what is installed stays)"
+
+
+def _source() -> str | None:
+    """``editable``, the URL the package was installed from (a wheel, a folder, a git URL), or None
+    (from an index, or not installed)."""
+    try:
+        raw = metadata.distribution(DIST).read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return None
+    if not raw:
+        return None
+    try:
+        info = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    if (info.get("dir_info") or {}).get("editable"):
+        return "editable"
+    url = info.get("url")
+    vcs = info.get("vcs_info")
+    if url and vcs:
+        ref = vcs.get("requested_revision")
+        return f"{vcs.get('vcs', 'git')}+{url}" + (f"@{ref}" if ref else "")
+    return url
 
 
 def _importable(module: str) -> bool:

@@ -17,6 +17,7 @@ from harness.judge.reference import refuse_unannotated
 from harness.judge.upstream import RetryPolicy
 from harness.metric import registry
 from harness.run.cellwork import CellTask, WorkerSpec, run_in_process, store_done
+from harness.run.progress import Progress
 from harness.run.rundir import RunLock, check_run_id
 from harness.run.spec import build_spec
 from harness.store.repeats import finished as finished_repeats
@@ -74,9 +75,9 @@ class RunOptions:
     """metric name -> keyword arguments of its adapter class (e.g. a similarity threshold); in the spec."""
     prices: dict | None = None
     """The user's price table, as ``harness.judge.accounting.prices_from_args`` gives it (kept in the run spec)."""
-    workers: int = 1
-    """Worker processes (``harness run --workers``, default there: the machine's cores); 1 scores in
-    this process."""
+    workers: int | None = 1
+    """Worker processes (``harness run --workers``); 1 scores in this process; None: picked for the run
+    (:func:`harness.run.workers.auto_workers`, the CLI's default)."""
     pin_workers: bool = True
     """With ``workers`` > 1 and no more workers than cores, keep each worker process on a core of its own
     (:func:`harness.run.workers.worker_cores`); False: ``--no-pin``."""
@@ -239,7 +240,14 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
             if opts.progress and not replayed:
                 print(f"resume: all {reused} cell(s) already finished; nothing to compute", file=sys.stderr)
             return replayed, reused
-        workers = max(1, min(opts.workers, total))
+        if opts.workers is None:
+            from harness.run.workers import auto_workers  # noqa: PLC0415 - lazy: multiprocessing only when asked
+
+            judge_bound = not opts.judge.is_reference or opts.judge.latency_ms > 0
+            workers = auto_workers(sum(n for m, n in needed.items() if callable(getattr(classes[m], "prepare", None))),
+                                   judge_bound)
+        else:
+            workers = max(1, min(opts.workers, total))
         spec = _worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1)
         progress = Progress(total, reused, enabled=opts.progress)
         startup: list = []
@@ -280,38 +288,3 @@ def status_counts(store: RunStore) -> dict:
     for metric, status, n in store.rows("SELECT metric, status, COUNT(*) FROM cells GROUP BY metric, status"):
         out.setdefault(metric, {})[status] = n
     return out
-
-
-class Progress:
-    """A progress bar on a terminal; a line per ~10 % elsewhere (logs, CI)."""
-
-    def __init__(self, total: int, reused: int, enabled: bool = True):
-        self.total, self.done, self.errors = total, 0, 0
-        self.enabled = enabled
-        self.tty = sys.stderr.isatty()
-        self._bar = None
-        self._next = 0.1
-        if enabled and reused:
-            print(f"resume: {reused} finished cell(s) kept, {total} to compute", file=sys.stderr)
-        if enabled and self.tty:
-            from tqdm import tqdm  # noqa: PLC0415 - lazy: only for a progress bar
-
-            self._bar = tqdm(total=total, unit="cell", file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
-
-    def tick(self, status: str) -> None:
-        self.done += 1
-        self.errors += status == "error"
-        if not self.enabled:
-            return
-        if self._bar is not None:
-            self._bar.update(1)
-            if self.errors:
-                self._bar.set_postfix(errors=self.errors)
-        elif self.done / self.total >= self._next or self.done == self.total:
-            print(f"progress: {self.done}/{self.total} cells ({self.errors} errors)", file=sys.stderr, flush=True)
-            while self._next <= self.done / self.total:
-                self._next += 0.1
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()

@@ -1,4 +1,5 @@
-"""``harness check RUN --min METRIC=VALUE ... --max-errors N [--junit PATH]``: a CI gate on a finished run.
+"""``harness check RUN [--min M=V] [--min-case M=V] [--baseline RUN --max-drop D] [--max-errors N] [--junit PATH]``:
+a CI gate on a finished run (per metric, per case, against a baseline run).
 
 Exit codes: 0 every criterion holds; 1 a criterion fails; 2 bad input. See :mod:`reports.model.gate`.
 Only argparse at import time: ``harness --help`` stays instant.
@@ -19,6 +20,14 @@ def add_parser(sub):
     c.add_argument("run", metavar="RUN", help=RUN_HELP)
     c.add_argument("--min", action="append", default=[], metavar="METRIC=VALUE",
                    help="the metric's mean over its scored cells must be at least VALUE (repeatable)")
+    c.add_argument("--min-case", action="append", default=[], metavar="METRIC=VALUE",
+                   help="every case's score on the metric must be at least VALUE; an errored cell fails, a cell "
+                        "that is not a score is skipped (repeatable; one JUnit test case per case and metric)")
+    c.add_argument("--baseline", metavar="RUN",
+                   help="fail a metric whose mean fell against this run by more than --max-drop, with the paired "
+                        "bootstrap 95%% interval of the change below zero (cases both runs scored, paired)")
+    c.add_argument("--max-drop", type=float, default=0.05, metavar="D",
+                   help="with --baseline: the largest mean drop allowed (default 0.05)")
     c.add_argument("--max-errors", type=int, metavar="N", help="at most N cells may have errored")
     c.add_argument("--junit", metavar="PATH", help="also write the result as JUnit XML to PATH")
     add_out_argument(c)
@@ -33,14 +42,20 @@ def run(args) -> int:
 def _run(args) -> int:
     from reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from reports.model.gate import check, junit_xml, lines, parse_min  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.model.gate_cases import against_baseline, parse_min_case, per_case  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     minimums = [parse_min(item) for item in args.min]
+    case_minimums = [parse_min_case(item) for item in args.min_case]
     if args.max_errors is not None and args.max_errors < 0:
         raise ValueError("--max-errors must be 0 or more")
-    if not minimums and args.max_errors is None:
-        raise ValueError("nothing to check: give --min METRIC=VALUE and/or --max-errors N")
+    if not minimums and not case_minimums and args.baseline is None and args.max_errors is None:
+        raise ValueError("nothing to check: give --min METRIC=VALUE, --min-case METRIC=VALUE, --baseline RUN "
+                         "and/or --max-errors N")
     data = load_run(args.run, args.out)
-    outcomes = check(data, minimums, args.max_errors)
+    baseline = load_run(args.baseline, args.out) if args.baseline is not None else None
+    outcomes = check(data, minimums, args.max_errors) + per_case(data, case_minimums)
+    if baseline is not None:
+        outcomes += against_baseline(data, baseline, args.max_drop)
     print("\n".join(lines(outcomes)))
     if args.junit:
         os.makedirs(os.path.dirname(os.path.abspath(args.junit)), exist_ok=True)
@@ -48,5 +63,7 @@ def _run(args) -> int:
             fh.write(junit_xml(data.run_id, outcomes))
         print(f"junit: {args.junit}")
     failed = sum(not o.ok for o in outcomes)
-    print(f"check: {'FAILED' if failed else 'passed'} ({len(outcomes) - failed}/{len(outcomes)} criteria hold)")
+    skipped = sum(o.skipped for o in outcomes)
+    print(f"check: {'FAILED' if failed else 'passed'} ({len(outcomes) - failed - skipped}/{len(outcomes)} criteria "
+          f"hold" + (f", {skipped} skipped: not a score" if skipped else "") + ")")
     return 1 if failed else 0

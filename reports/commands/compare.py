@@ -14,7 +14,7 @@ def add_parser(sub):
     p = sub.add_parser("compare", help="compare two runs: paired differences per metric, status changes",
                        description="Compare two runs of the same cases (two judges, two metric versions, two "
                                    "systems' answers): per metric the paired difference B - A over shared "
-                                   "cases with a paired bootstrap 95%% interval, cells that changed status, "
+                                   "cases with a paired bootstrap 95% interval, cells that changed status, "
                                    "the biggest movers. Writes compare.html and compare.md.")
     p.add_argument("run_a", metavar="RUN_A", help=RUN_HELP)
     p.add_argument("run_b", metavar="RUN_B", help=RUN_HELP)
@@ -29,7 +29,7 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from reports.model.compare import compare  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.model.compare import SIGNIFICANT, compare  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from reports.render.compare import write  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
@@ -43,7 +43,7 @@ def _run(args) -> int:
         if d.diff is None:
             print(f"{d.metric:36} no case scored in both runs")
             continue
-        mark = " *" if d.significant else ""
+        mark = f" {SIGNIFICANT}" if d.significant else ""
         print(f"{d.metric:36} {d.mean_a:.3f} -> {d.mean_b:.3f}  B-A {d.diff:+.3f} "
               f"[{d.low:+.3f}, {d.high:+.3f}]{mark}  ({d.n_pairs} paired)")
     print(f"status changes: {len(cmp.changes)}")

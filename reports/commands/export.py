@@ -34,6 +34,7 @@ def run(args) -> int:
 
 def _run(args) -> int:
     from reports import export  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.model import mlflow_rows  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from reports.model.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     store = resolve_store(args.run, args.out)
@@ -44,9 +45,10 @@ def _run(args) -> int:
                 from reports.build import build  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
                 build(run_dir, run_dir)
-            uri, rid = export.to_mlflow(run_dir, store, args.tracking_dir or os.path.join(args.out, "mlruns"),
+            uri, rid, state = export.to_mlflow(run_dir, store, args.tracking_dir or os.path.join(args.out, "mlruns"),
                                        args.experiment)
-            print(f"mlflow: run {rid} in experiment {args.experiment!r} at {uri}")
+            print(f"mlflow: run {rid} ({state}) in experiment {args.experiment!r} at {uri}: one row per case and "
+                  f"metric in {mlflow_rows.ROWS_FILE} (the run's Evaluation / table view)")
             return 0
         dest = args.dest or os.path.join(run_dir, "export")
         write = export.to_jsonl if args.format == "jsonl" else export.to_parquet

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from reports.model.matrix import build
 from reports.model.stats import bootstrap_ci
 
+SIGNIFICANT = "\u25cf"
+"""The mark of a difference whose paired interval excludes 0, in the terminal and on the pages alike."""
 MOVERS = 5
 """Biggest movers shown per metric."""
 

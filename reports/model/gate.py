@@ -23,6 +23,12 @@ class Outcome:
     ok: bool
     detail: str
     """What was measured, e.g. ``mean 0.81 over 21 scored cells``."""
+    case: str | None = None
+    """The case a per-case criterion is about (``--min-case``), else None."""
+    metric: str | None = None
+    """The metric the criterion is about, when it is about one."""
+    skipped: bool = False
+    """The cell is not a score (unscored, NaN, n/a): neither a pass nor a failure."""
 
 
 def parse_min(item: str) -> tuple[str, float]:
@@ -76,7 +82,7 @@ def lines(outcomes: list[Outcome]) -> list[str]:
     >>> lines([Outcome("m mean >= 0.5", True, "mean 0.75")])
     ['PASS  m mean >= 0.5: mean 0.75']
     """
-    return [f"{'PASS' if o.ok else 'FAIL'}  {o.name}: {o.detail}" for o in outcomes]
+    return [f"{'SKIP' if o.skipped else 'PASS' if o.ok else 'FAIL'}  {o.name}: {o.detail}" for o in outcomes]
 
 
 def junit_xml(run_id: str, outcomes: list[Outcome]) -> str:
@@ -91,8 +97,11 @@ def junit_xml(run_id: str, outcomes: list[Outcome]) -> str:
            f'  <testsuite name={quoteattr("harness check " + run_id)} tests="{len(outcomes)}" '
            f'failures="{fails}" errors="0">']
     for o in outcomes:
-        attrs = f'classname={quoteattr("harness.check." + run_id)} name={quoteattr(o.name)}'
-        if o.ok:
+        cls = "harness.check." + run_id + (f".{o.metric}" if o.metric else "")
+        attrs = f'classname={quoteattr(cls)} name={quoteattr(o.name)}'
+        if o.skipped:
+            out.append(f"    <testcase {attrs}><skipped message={quoteattr(o.detail)}/></testcase>")
+        elif o.ok:
             out.append(f"    <testcase {attrs}><system-out>{_text(o.detail)}</system-out></testcase>")
         else:
             out.append(f"    <testcase {attrs}><failure message={quoteattr(o.detail)} type=\"threshold\">"

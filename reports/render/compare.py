@@ -4,12 +4,13 @@ from __future__ import annotations
 import os
 
 from reports.model import sections as S
+from reports.model.compare import SIGNIFICANT
 from reports.render.html import CSS, e
 from reports.render.markdown import m, table
 
 INTRO = ("For each metric both runs have: the mean over the cases both runs scored, the mean paired "
          "difference B - A with a paired bootstrap 95% interval (cases resampled together), and the cases "
-         "that moved most. A difference whose interval excludes 0 is marked \u25cf.")
+         "that moved most. A difference whose interval excludes 0 is marked " + SIGNIFICANT + ".")
 STATUS_INTRO = "Cells whose status differs between the runs (a score on one side, no score on the other, or two kinds of no score)."
 
 
@@ -29,7 +30,7 @@ def _rows(cmp) -> list[list[str]]:
         ver = f"v{d.version_a}" if d.version_a == d.version_b else f"v{d.version_a} \u2192 v{d.version_b}"
         movers = "; ".join(f"{c}: {x:.2f} \u2192 {y:.2f}" for c, x, y in d.movers) or "none"
         rows.append([d.metric, ver, str(d.n_pairs), S.fmt(d.mean_a), S.fmt(d.mean_b),
-                     _signed(d.diff) + (" \u25cf" if d.significant else ""), ci, movers])
+                     _signed(d.diff) + (f" {SIGNIFICANT}" if d.significant else ""), ci, movers])
     return rows
 
 

@@ -28,6 +28,7 @@ FORMATS: dict[str, str] = {
     "deepeval": "harness.cases.importers.deepeval",
     "ragtruth": "harness.cases.importers.ragtruth",
     "faithbench": "harness.cases.importers.faithbench",
+    "otel": "harness.cases.importers.otel",
 }
 """Format name -> module (imported only when that format is used)."""
 

@@ -1,0 +1,91 @@
+"""Production traces (OpenTelemetry / OpenInference spans) as cases: ``harness import otel FILE``.
+
+Groundedness needs no reference answer, so it can score a sample of live traffic. This importer reads
+spans as Phoenix, Langfuse or MLflow tracing export them (the shapes are in
+:mod:`harness.cases.importers.otel_spans`) and makes one case per trace:
+
+- contexts: the documents of the trace's retriever spans, in order (the same text twice is kept
+  once); a document's own id is its context id when every id in the trace is distinct, else its
+  position ``1``, ``2``, ...;
+- question and answer: the trace's last LLM span: its last user message (or its plain-text input)
+  is the question, its output (the last output message) the answer;
+- id ``trace-<trace id>``; tags ``otel`` and the exporter shape (``otlp``, ``phoenix``, ``mlflow``,
+  ``langfuse``).
+
+Every trace is kept or dropped with a reason (no retriever span, no document text, no LLM span, no
+question, no answer, a span that ended in an error), and the summary counts them. ``--sample N`` keeps
+N of the usable traces, drawn with a seeded generator (``--seed``, default 0), so the same file and seed
+give the same sample. The cases carry no annotation: score them with a real judge (``--judge-url``).
+"""
+from __future__ import annotations
+
+import random
+
+from harness.cases.importers.labelled import Imported, ImportFileError, _text, validated
+from harness.cases.importers.otel_spans import LLM, RETRIEVER, read_spans
+
+FORMAT = "otel"
+DESCRIPTION = "OpenTelemetry / OpenInference spans (Phoenix, Langfuse, MLflow tracing): one case per trace"
+WRITTEN = "no annotations: score them with --judge-url URL --judge-model ID"
+"""What the command says after writing the cases."""
+
+
+def import_files(paths: list[str], sample: int | None = None, seed: int = 0) -> Imported:
+    """One case per usable trace of ``paths`` (every file's spans together); ``sample``: keep at most that
+    many usable traces, drawn with ``random.Random(seed)`` and kept in file order."""
+    out = Imported()
+    traces: dict[str, list] = {}
+    for path in paths:
+        try:
+            spans = read_spans(_text(path))
+        except ValueError as e:
+            raise ImportFileError(f"{path}: {e}") from None
+        for span in spans:
+            traces.setdefault(span.trace_id, []).append((path, span))
+    seen: set = set()
+    for trace_id, items in traces.items():
+        where = f"{items[0][0]} trace {trace_id}"
+        case, why = trace_case(trace_id, [s for _, s in items])
+        if why:
+            out.drop(why, where)
+        else:
+            validated(case, out, where, seen)
+    usable = out.cases
+    if sample is not None and sample < len(usable):
+        keep = sorted(random.Random(seed).sample(range(len(usable)), sample))
+        out.notes[f"usable trace(s) left out by --sample {sample} (seed {seed})"] += len(usable) - sample
+        usable = [usable[i] for i in keep]
+    out.cases = usable
+    return out
+
+
+def trace_case(trace_id: str, spans: list) -> tuple[dict | None, str | None]:
+    """(case object, None), or (None, the reason the trace is dropped)."""
+    if any(s.error for s in spans):
+        return None, "a span of the trace ended in an error"
+    retrievers = [s for s in spans if s.kind == RETRIEVER]
+    llms = sorted((s for s in spans if s.kind == LLM), key=lambda s: s.order)
+    if not retrievers:
+        return None, "no retriever span (nothing to be grounded in)"
+    if not llms:
+        return None, "no LLM span (no answer)"
+    docs, seen = [], set()
+    for s in sorted(retrievers, key=lambda s: s.order):
+        for doc_id, text in s.documents:
+            if isinstance(text, str) and text.strip() and text not in seen:
+                seen.add(text)
+                docs.append((doc_id, text))
+    if not docs:
+        return None, "the retriever spans hold no document text"
+    llm = llms[-1]
+    users = [t for role, t in llm.messages if role in ("user", "human") and isinstance(t, str) and t.strip()]
+    if not users:
+        return None, "the LLM span has no user message or input text (no question)"
+    if not isinstance(llm.output, str) or not llm.output.strip():
+        return None, "the LLM span has no output text (no answer)"
+    ids = [str(d) if d is not None else None for d, _ in docs]
+    if None in ids or len(set(ids)) != len(ids):
+        ids = [str(i) for i in range(1, len(docs) + 1)]
+    return {"id": f"trace-{trace_id}", "question": users[-1], "answer": llm.output,
+            "contexts": [{"id": i, "text": t} for i, (_, t) in zip(ids, docs)],
+            "tags": ["otel", llm.shape]}, None

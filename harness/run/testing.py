@@ -1,0 +1,156 @@
+"""Groundedness inside a team's own pytest suite: :func:`assert_grounded` and the ``groundedness`` fixture.
+
+It scores cases through the same engine as ``harness run`` (same runner, gateway, judge cache and
+cell cache, same run store), and fails a test with one line per failing case and metric::
+
+    from harness.run.testing import assert_grounded
+
+    def test_support_bot_answers_are_grounded():
+        assert_grounded("tests/rag_cases.jsonl", {"inhouse.span": 0.8}, per_case=0.5)
+
+The ``groundedness`` fixture (this module is a pytest plugin, registered under ``pytest11``; with plugin
+autoload off, ``-p harness.run.testing``) hands out the same with the judge and cache taken from the
+environment, so CI replays recorded judge answers with no key:
+
+- ``HARNESS_JUDGE_URL``, ``HARNESS_JUDGE_MODEL``, ``HARNESS_JUDGE_KEY_ENV``: the judge (none set: the
+  offline reference judge, which needs annotated cases);
+- ``HARNESS_CACHE_PATH``, ``HARNESS_CACHE_MODE`` (``record``, ``replay``, ``live``; default as ``harness
+  run``): the judge cache, e.g. a recorded cache committed to the repository and replayed in CI;
+- ``HARNESS_OUT``: where the run stores go (default: a folder of pytest's temporary directory).
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+
+from harness.cases.defaults import resolve_cases
+from harness.cases.load import CaseSet, load_cases
+from harness.judge.reference import refuse_unannotated
+from harness.metric import registry
+from harness.metric.extras import select
+from harness.run.runner import JudgeConfig, RunOptions, run
+from harness.store.runstore import RunStore
+
+try:   # the fixture, when pytest is there (a test run); the assert helper needs no pytest
+    import pytest
+except ImportError:  # pragma: no cover - pytest is not a dependency of the engine
+    pytest = None
+
+__all__ = ["Scores", "assert_grounded", "groundedness", "score"]
+
+
+@dataclass(frozen=True)
+class Scores:
+    """What one scoring produced."""
+
+    run_id: str
+    """The run's id."""
+    run_dir: str
+    """Its directory (``store.sqlite``, ``spec.json``)."""
+    cells: tuple
+    """``(case_id, metric, status, score or None, reason)`` for every cell."""
+
+    def score(self, case_id: str, metric: str) -> float | None:
+        """The cell's score, None when it is not a score."""
+        for c, m, status, value, _ in self.cells:
+            if (c, m) == (case_id, metric):
+                return value if status == "scored" else None
+        raise KeyError(f"no cell for case {case_id!r} and metric {metric!r}")
+
+    def mean(self, metric: str) -> float | None:
+        """The metric's mean over its scored cells (None when none scored)."""
+        xs = [v for _, m, status, v, _ in self.cells if m == metric and status == "scored"]
+        return sum(xs) / len(xs) if xs else None
+
+    def failures(self, minimums: dict[str, float], per_case=None) -> list[str]:
+        """One line per failed criterion: a metric whose mean is below its minimum, a case below the
+        per-case floor (a number for every metric, or ``{metric: floor}``), a cell that errored."""
+        out = []
+        for metric, floor in minimums.items():
+            mean = self.mean(metric)
+            if mean is None or mean < floor:
+                out.append(f"{metric}: mean {'none scored' if mean is None else f'{mean:.3f}'} < {floor:g}")
+        floors = per_case if isinstance(per_case, dict) else {m: per_case for m in minimums} if per_case is not None \
+            else {}
+        for c, m, status, value, reason in self.cells:
+            if status == "error":
+                out.append(f"{c} / {m}: ERROR ({reason})")
+            elif m in floors and status == "scored" and value < floors[m]:
+                out.append(f"{c} / {m}: {value:.3f} < {floors[m]:g}" + (f" ({reason})" if reason else ""))
+        return out
+
+
+def judge_from_env():
+    """The judge the environment names (``HARNESS_JUDGE_*``), or None for the reference judge."""
+    url, model = os.environ.get("HARNESS_JUDGE_URL"), os.environ.get("HARNESS_JUDGE_MODEL")
+    if not url and not model:
+        return None
+    if not model:
+        raise ValueError("HARNESS_JUDGE_URL is set but HARNESS_JUDGE_MODEL is not (the model id to send)")
+    return JudgeConfig(url=url or "https://api.openai.com/v1", model=model,
+                       key_env=os.environ.get("HARNESS_JUDGE_KEY_ENV") or None)
+
+
+def score(cases, metrics, judge=None, *, out_dir: str | None = None, cache_path: str | None = None,
+          cache_mode: str | None = None, run_id: str | None = None, workers: int = 1) -> Scores:
+    """Score ``cases`` (a case file, a :class:`~harness.cases.load.CaseSet`) with ``metrics`` (names or
+    vendor prefixes) through the engine; ``judge`` a :class:`~harness.run.runner.JudgeConfig` (None: from
+    the environment, else the reference judge)."""
+
+    if not isinstance(cases, CaseSet):
+        cases = load_cases(resolve_cases(os.fspath(cases)))
+    spec = ",".join(metrics) if not isinstance(metrics, str) else metrics
+    names, _ = select(spec, registry.resolve(spec))
+    judge = judge or judge_from_env() or JudgeConfig()
+    if judge.is_reference:
+        refuse_unannotated(cases)
+    out_dir = out_dir or os.environ.get("HARNESS_OUT") or tempfile.mkdtemp(prefix="harness-test-")
+    opts = RunOptions(cases=cases, metrics=names, judge=judge, out_dir=out_dir, run_id=run_id,
+                      cache_mode=cache_mode or os.environ.get("HARNESS_CACHE_MODE") or "auto",
+                      cache_path=cache_path or os.environ.get("HARNESS_CACHE_PATH") or None,
+                      progress=False, workers=workers)
+    outcome = run(opts)
+    store = RunStore.open(outcome.store_path)
+    try:
+        rows = store.rows("SELECT case_id, metric, status, score, reason FROM cells ORDER BY metric, case_id")
+    finally:
+        store.close()
+    cells = tuple((c, m, s, float(v) if s == "scored" and v is not None and not math.isnan(v) else None, r)
+                  for c, m, s, v, r in rows)
+    return Scores(outcome.run_id, outcome.run_dir, cells)
+
+
+def assert_grounded(cases, minimums: dict[str, float], *, per_case=None, judge=None, **options) -> Scores:
+    """Score ``cases`` with the metrics of ``minimums`` and raise AssertionError listing every metric
+    whose mean is below its minimum, every case below ``per_case`` and every errored cell; return the
+    :class:`Scores` when all hold."""
+    got = score(cases, list(minimums), judge, **options)
+    failed = got.failures(minimums, per_case)
+    if failed:
+        raise AssertionError(f"groundedness below threshold in run {got.run_id} ({got.run_dir}):\n  "
+                             + "\n  ".join(failed))
+    return got
+
+
+if pytest is not None:
+    @pytest.fixture
+    def groundedness(tmp_path_factory):
+        """A scorer for a test: ``groundedness.score(...)`` / ``groundedness.check(...)`` with the judge and
+        cache from the environment, run stores under pytest's temporary directory (or ``HARNESS_OUT``)."""
+        out = os.environ.get("HARNESS_OUT") or str(tmp_path_factory.mktemp("harness-runs"))
+        return _Scorer(out)
+
+
+class _Scorer:
+    """What the ``groundedness`` fixture hands a test."""
+
+    def __init__(self, out_dir: str):
+        self.out_dir = out_dir
+
+    def score(self, cases, metrics, **options) -> Scores:
+        return score(cases, metrics, out_dir=options.pop("out_dir", self.out_dir), **options)
+
+    def check(self, cases, minimums: dict[str, float], **options) -> Scores:
+        return assert_grounded(cases, minimums, out_dir=options.pop("out_dir", self.out_dir), **options)

@@ -1,0 +1,67 @@
+"""What an MLflow export holds beyond the run spec and the means: one row per case and metric, and the
+agreement figures, computed from a loaded run (:class:`reports.model.data.RunData`).
+
+The rows are the table MLflow's evaluation view browses (``inputs`` / ``outputs`` / ``context``
+columns as ``mlflow.evaluate`` names them, then the cell: score, status, reason, flags, and the
+per-claim verdicts as the metric's units gave them).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pandas as pd
+
+from reports.model.agreement import as_json, compute
+from reports.model.matrix import build
+
+ROWS_FILE = "harness_results.json"
+"""The table artifact (MLflow's ``log_table`` JSON, ``split`` orientation)."""
+
+
+def rows(data):
+    """A DataFrame: one row per case and metric of the run."""
+    cells = build(data)
+    units = {}
+    for u in data.units.itertuples(index=False):
+        units.setdefault((u.case_id, u.metric), []).append(
+            {"unit": u.text, "verdict": u.verdict, "raw": u.raw_verdict, "reason": u.reason})
+    out = []
+    for cid in data.case_ids:
+        case = data.cases.get(cid)
+        for m in data.metrics:
+            cell = cells[(cid, m)]
+            out.append({
+                "case_id": cid, "metric": m,
+                "inputs": case.question if case else None, "outputs": case.answer if case else None,
+                "context": "\n\n".join(f"[{c.id}] {c.text}" for c in case.contexts) if case else None,
+                "score": cell.score, "status": cell.status, "label": cell.label, "reason": cell.reason,
+                "flags": list(cell.flags), "claims": units.get((cid, m), []),
+            })
+    return pd.DataFrame(out)
+
+
+def digest(table) -> str:
+    """A short fingerprint of the rows: a re-export of an unchanged run has the same one."""
+    text = table.to_json(orient="split", index=False, date_format="iso")
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def agreement_metrics(data) -> dict[str, float]:
+    """Answer-level agreement with the human labels per metric (``agreement.<metric>.kappa``,
+    ``.balanced_accuracy``, ``.auroc``, ``.best_threshold``, ``.n``); empty when no case is labelled."""
+    figures = as_json(data, compute(data))["metrics"]
+    out = {}
+    for m, f in figures.items():
+        if not f.get("n"):
+            continue
+        out[f"agreement.{m}.n"] = float(f["n"])
+        for k in ("kappa", "balanced_accuracy", "auroc", "best_threshold"):
+            if f.get(k) is not None:
+                out[f"agreement.{m}.{k}"] = float(f[k])
+    return out
+
+
+def as_json_records(table) -> str:
+    """The rows as MLflow writes a logged table (``split`` JSON)."""
+    return table.to_json(orient="split", index=False, date_format="iso", default_handler=json.dumps)

@@ -1,0 +1,98 @@
+"""``harness check``'s per-case thresholds and its baseline gate (a drop larger than the margin whose
+paired interval lies below zero fails; JUnit names each failing case and metric), and the pytest entry
+point (``harness.run.testing``) that scores cases inside a test suite through the same engine."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+from harness_cli import main
+from tests.conftest import CANONICAL, ROOT
+
+WORSE = 8
+"""Cases of the canonical set whose claims the 'worse' run labels not_found (so their span score falls)."""
+
+
+def _worse_cases(path) -> list[str]:
+    """The canonical cases, with the claims of the first WORSE cases that score above 0 relabelled
+    not_found (no evidence): another system's weaker answers under the same ids."""
+    changed, out = [], []
+    for line in open(CANONICAL, encoding="utf-8"):
+        obj = json.loads(line)
+        claims = (obj.get("annotation") or {}).get("claims") or []
+        if len(changed) < WORSE and claims and any(c["label"] == "supported" for c in claims):
+            for c in claims:
+                c["label"], c["evidence"] = "not_found", []
+            changed.append(obj["id"])
+        out.append(json.dumps(obj))
+    path.write_text("\n".join(out) + "\n")
+    return changed
+
+
+def _run(tmp_path, run_id, cases=CANONICAL):
+    assert main(["run", "--cases", str(cases), "--metrics", "inhouse.span", "--out", str(tmp_path),
+                 "--run-id", run_id, "--no-progress", "--no-report"]) == 0
+
+
+def test_baseline_and_per_case_gates_name_what_failed(tmp_path, capsys):
+    worse = tmp_path / "worse.jsonl"
+    changed = _worse_cases(worse)
+    _run(tmp_path, "base")
+    _run(tmp_path, "same")
+    _run(tmp_path, "worse", worse)
+    capsys.readouterr()
+    # the same run again: no drop, passes
+    assert main(["check", "same", "--out", str(tmp_path), "--baseline", "base", "--max-drop", "0.05"]) == 0
+    assert "PASS  inhouse.span drop vs base <= 0.05" in capsys.readouterr().out
+    # the weaker answers: the mean falls by more than the margin and the interval is below 0
+    junit = tmp_path / "junit.xml"
+    assert main(["check", "worse", "--out", str(tmp_path), "--baseline", "base", "--max-drop", "0.05",
+                 "--min-case", "inhouse.span=0.5", "--junit", str(junit)]) == 1
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "drop vs base" in ln)
+    assert line.startswith("FAIL") and "paired case(s)" in line and changed[0] in line
+    low, high = (float(x) for x in line.split("[")[1].split("]")[0].split(", "))
+    assert low <= high < 0
+    # a generous margin lets the same drop through
+    assert main(["check", "worse", "--out", str(tmp_path), "--baseline", "base", "--max-drop", "0.9"]) == 0
+    # JUnit: one test case per case and metric, the failing ones named, non-scores skipped
+    cases = ET.parse(junit).getroot().iter("testcase")
+    failed = {tc.get("name") for tc in cases if tc.find("failure") is not None}
+    assert {f"{c} / inhouse.span >= 0.5" for c in changed} <= failed
+    assert any(n.startswith("inhouse.span drop vs base") for n in failed)
+    root = ET.parse(junit).getroot()
+    skipped = [tc for tc in root.iter("testcase") if tc.find("skipped") is not None]
+    assert skipped and all("not a score" in tc.find("skipped").get("message") for tc in skipped)
+    assert all(tc.get("classname") == "harness.check.worse.inhouse.span"
+               for tc in root.iter("testcase") if " / " in tc.get("name"))
+
+
+def test_bad_gate_options_exit_2(tmp_path, capsys):
+    _run(tmp_path, "one")
+    assert main(["check", "one", "--out", str(tmp_path), "--min-case", "inhouse.span"]) == 2
+    assert "--min-case inhouse.span: expected METRIC=VALUE" in capsys.readouterr().err
+    assert main(["check", "one", "--out", str(tmp_path), "--baseline", "nope"]) == 2
+    assert main(["check", "one", "--out", str(tmp_path), "--baseline", "one", "--max-drop", "2"]) == 2
+
+
+def test_the_pytest_entry_point_fails_a_test_naming_the_case_and_metric(tmp_path):
+    worse = tmp_path / "worse.jsonl"
+    changed = _worse_cases(worse)
+    suite = tmp_path / "test_team_rag.py"
+    suite.write_text(f'''
+from harness.run.testing import assert_grounded
+
+def test_canonical_is_grounded(groundedness):
+    got = groundedness.check({str(CANONICAL)!r}, {{"inhouse.span": 0.5}})
+    assert got.mean("inhouse.span") > 0.5 and got.score("cookie-yield", "inhouse.span") == 0.75
+
+def test_weaker_answers_fail():
+    assert_grounded({str(worse)!r}, {{"inhouse.span": 0.5}}, per_case=0.5, out_dir={str(tmp_path / "runs")!r})
+''')
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.run.testing", "-q", "-p", "no:cacheprovider",
+                        str(suite)], capture_output=True, text=True, cwd=str(tmp_path), timeout=600,
+                       env={**__import__("os").environ, "PYTHONPATH": ROOT})
+    assert "1 failed, 1 passed" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
+    assert f"{changed[0]} / inhouse.span: 0.000 < 0.5" in r.stdout
