@@ -56,11 +56,11 @@ def test_a_worker_killed_with_sigkill_is_one_line_and_keeps_finished_cells(tmp_p
     out = tmp_path / "out"
     store = out / "w" / "store.sqlite"
     p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--cases", CANONICAL, "--metrics", "inhouse.span",
-                          "--judge-latency-ms", "300", "--workers", "2", "--concurrency", "2", "--out", str(out),
+                          "--judge-latency-ms", "1000", "--workers", "2", "--concurrency", "2", "--out", str(out),
                           "--run-id", "w", "--no-progress", "--no-report"],
                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.time() + 120
+        deadline = time.time() + 600
         while time.time() < deadline and not (_cells(store) >= 2 and _workers_of(p.pid)):
             time.sleep(0.05)
         os.kill(_workers_of(p.pid)[0], signal.SIGKILL)

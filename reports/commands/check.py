@@ -39,13 +39,18 @@ def _run(args) -> int:
         raise ValueError("--max-errors must be 0 or more")
     if not minimums and args.max_errors is None:
         raise ValueError("nothing to check: give --min METRIC=VALUE and/or --max-errors N")
+    if args.junit and os.path.isdir(args.junit):
+        raise ValueError(f"--junit {args.junit}: is a directory; give the path of the XML file to write")
     data = load_run(args.run, args.out)
     outcomes = check(data, minimums, args.max_errors)
     print("\n".join(lines(outcomes)))
     if args.junit:
-        os.makedirs(os.path.dirname(os.path.abspath(args.junit)), exist_ok=True)
-        with open(args.junit, "w", encoding="utf-8") as fh:
-            fh.write(junit_xml(data.run_id, outcomes))
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(args.junit)), exist_ok=True)
+            with open(args.junit, "w", encoding="utf-8") as fh:
+                fh.write(junit_xml(data.run_id, outcomes))
+        except OSError as e:
+            raise ValueError(f"--junit {args.junit}: cannot write it ({e.strerror or e})") from None
         print(f"junit: {args.junit}")
     failed = sum(not o.ok for o in outcomes)
     print(f"check: {'FAILED' if failed else 'passed'} ({len(outcomes) - failed}/{len(outcomes)} criteria hold)")
