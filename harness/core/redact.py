@@ -51,9 +51,9 @@ def register(value: str | None) -> None:
     """Remember a secret so that :func:`scrub` removes it, and every fragment of it of
     :data:`FRAGMENT_CHARS` or more characters, from every text (in memory only).
 
-    >>> register("sk-doctest-1234"); scrub("key=sk-doctest-1234.")
+    >>> register("sk-dt-Q7v2Lm9X"); scrub("key=sk-dt-Q7v2Lm9X.")
     'key=***.'
-    >>> scrub("cut: sk-docte")
+    >>> scrub("cut: sk-dt-Q7")
     'cut: ***'
     """
     global _pattern, _fragments
@@ -98,8 +98,8 @@ def scrub(text: str) -> str:
     """``text`` without any registered secret or fragment of one (a text that only looks like a
     credential is left alone).
 
-    >>> register("tok-doctest-98765432")
-    >>> scrub("echo: {'Authorization': 'Bearer tok-doctest-98765432'}")
+    >>> register("tok-dt-Z3k8Wq1R")
+    >>> scrub("echo: {'Authorization': 'Bearer tok-dt-Z3k8Wq1R'}")
     "echo: {'Authorization': 'Bearer ***'}"
     >>> scrub("docs: send Authorization: Bearer tok12345678, api_key=demo1234")
     'docs: send Authorization: Bearer tok12345678, api_key=demo1234'
@@ -142,8 +142,8 @@ def cut(text: str, limit: int) -> str:
     """``text`` scrubbed, cut to ``limit`` characters, and scrubbed again (a cut can leave a
     fragment that no longer matches a whole secret; :func:`scrub` removes fragments too).
 
-    >>> register("sk-cut-doctest-abcdefgh")
-    >>> cut("x" * 10 + "sk-cut-doctest-abcdefgh", 20)
+    >>> register("sk-dt-P4n6Yt0Jc")
+    >>> cut("x" * 10 + "sk-dt-P4n6Yt0Jc", 20)
     'xxxxxxxxxx***'
     """
     if not isinstance(text, str):
@@ -154,7 +154,7 @@ def cut(text: str, limit: int) -> str:
 def scrub_obj(obj):
     """:func:`scrub` applied to every string (keys too) of a JSON-like value.
 
-    >>> register("sk-obj-doctest-42"); scrub_obj({"sk-obj-doctest-42": ["a sk-obj-doctest-42"], "n": 1})
+    >>> register("sk-dt-O9b1Kd3F"); scrub_obj({"sk-dt-O9b1Kd3F": ["a sk-dt-O9b1Kd3F"], "n": 1})
     {'***': ['a ***'], 'n': 1}
     """
     if isinstance(obj, str):
@@ -169,7 +169,7 @@ def scrub_obj(obj):
 def has_secret(text: str) -> bool:
     """Would :func:`scrub` change ``text``?
 
-    >>> register("sk-has-secret-0001"); has_secret("plain text"), has_secret("key sk-has-secret-0001")
+    >>> register("sk-dt-H2s5Vb8N"); has_secret("plain text"), has_secret("key sk-dt-H2s5Vb8N")
     (False, True)
     """
     return scrub(text) != text
