@@ -9,6 +9,7 @@ tok12345678", "api_key=demo1234") was never cached and its stored text was rewri
 import http.server
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -23,7 +24,9 @@ LOOKS_LIKE = " To call the API, send the header Authorization: Bearer tok1234567
 
 
 def _fragments(key: str, n: int = 8) -> set[str]:
-    return {key[i:i + n] for i in range(len(key) - n + 1)}
+    """The key's identifying fragments: every run of 8 characters but those of lower-case letters and
+    separators only (the ``sk-probe`` every such key starts with identifies none)."""
+    return {g for g in (key[i:i + n] for i in range(len(key) - n + 1)) if not re.fullmatch(r"[a-z_.-]+", g)}
 
 
 class _Key500(http.server.BaseHTTPRequestHandler):
@@ -46,14 +49,17 @@ class _Key500(http.server.BaseHTTPRequestHandler):
 def test_scrub_removes_fragments_of_a_held_key_and_nothing_shaped_like_one():
     from harness.core import redact
 
-    key = f"sk-frag-{secrets.token_hex(12)}"
+    key = "sk-frag-" + "".join(f"{secrets.choice('abcdef')}{secrets.randbelow(10)}" for _ in range(12))
     redact.register(key)
-    assert redact.scrub("x" * 180 + key[:20]) == "x" * 180 + "***"          # a prefix cut by a truncation
-    assert redact.scrub(key[-9:] + " tail") == "*** tail"                  # a suffix
-    assert redact.scrub(f"mid {key[5:15]} end") == "mid *** end"          # any 8+ character run
-    assert redact.scrub(f"short {key[:7]}") == f"short {key[:7]}"          # 7 characters identify nothing
+    frags = _fragments(key)
+    for text in ("x" * 180 + key[:20], key[-9:] + " tail", f"mid {key[5:15]} end"):   # cut by a truncation
+        out = redact.scrub(text)
+        assert "***" in out and not any(f in out for f in frags), (text, out)
+    assert redact.scrub(key[-9:] + " tail") == "*** tail"
+    assert redact.scrub(f"short {key[-7:]}") == f"short {key[-7:]}"        # 7 characters identify nothing
+    assert redact.scrub("sk-frag- is a prefix") == "sk-frag- is a prefix"   # a word-like run neither
     cut = redact.cut("y" * 190 + key, 200)
-    assert not any(f in cut for f in _fragments(key)) and cut.startswith("y" * 190)
+    assert not any(f in cut for f in frags) and cut.startswith("y" * 190)
     plain = "send the header Authorization: Bearer tok12345678, api_key=demo1234, https://u:pw@h/v1"
     assert redact.scrub(plain) == plain and not redact.has_secret(plain)
 

@@ -40,6 +40,10 @@ FRAGMENT_CHARS = 8
 """A run of this many characters of a registered secret, anywhere in a text, is removed (a key cut by
 a truncation keeps its identifying part otherwise); shorter runs are ordinary text."""
 
+_WORDLIKE = re.compile(r"[a-z_.-]+")
+"""A fragment of lower-case letters and separators only (the ``harness-`` of ``sk-harness-canary-...``,
+the ``sk-proj-`` every such key starts with) is ordinary text and identifies no key: it is not removed."""
+
 _secrets: set[str] = set()
 _grams: set[str] = set()
 _lock = threading.Lock()
@@ -53,14 +57,15 @@ def register(value: str | None) -> None:
 
     >>> register("sk-dt-Q7v2Lm9X"); scrub("key=sk-dt-Q7v2Lm9X.")
     'key=***.'
-    >>> scrub("cut: sk-dt-Q7")
-    'cut: ***'
+    >>> scrub("cut: sk-dt-Q7"), scrub("plain -dt- and sk-dt-Q text")
+    ('cut: ***', 'plain -dt- and sk-dt-Q text')
     """
     global _pattern, _fragments
     if not value or len(value) < MIN_SECRET_CHARS:
         return
     forms = {value, quote(value, safe=""), json.dumps(value)[1:-1], html.escape(value)}
-    grams = {value[i:i + FRAGMENT_CHARS] for i in range(max(1, len(value) - FRAGMENT_CHARS + 1))}
+    grams = {g for g in (value[i:i + FRAGMENT_CHARS] for i in range(max(1, len(value) - FRAGMENT_CHARS + 1)))
+             if not _WORDLIKE.fullmatch(g)}
     with _lock:
         if forms <= _secrets and grams <= _grams:
             return
