@@ -4,7 +4,7 @@
     .venv/bin/python scripts/soak_kill.py --cases 48 --no-ray    # a quick one (tests/test_soak_kill.py)
 
 One run id, four segments, each a whole ``harness run`` command (a subprocess), all with
-``--faults`` at 10 % of judge attempts (seeded) and a 2 s per-call timeout:
+``--faults`` at 10 % of judge attempts (seeded) and a 10 s per-call timeout:
 
 1. ``--workers 2``: once some cells are stored, one worker process is killed with SIGKILL; the run
    must end with one line naming the dead worker, exit 2;
@@ -54,6 +54,9 @@ def parse_args(argv=None):
     p.add_argument("--faults", default=DEFAULT_SPEC, help=f"fault spec (default {DEFAULT_SPEC}: 10 %%)")
     p.add_argument("--seed", type=int, default=None, help="seed of the kill moments and the faults (default random)")
     p.add_argument("--latency-ms", type=float, default=40.0, help="reference judge latency per call (default 40)")
+    p.add_argument("--call-timeout", type=float, default=10.0,
+                   help="seconds per judge attempt (default 10: a hang fault costs that; the embedded embedding "
+                        "model needs more than 2 s a call on a loaded 2-core machine)")
     p.add_argument("--no-ray", action="store_true", help="resume 1 with --workers 2 instead of on Ray")
     p.add_argument("--out", help="output directory (default: a temporary directory, removed at the end)")
     return p.parse_args(argv)
@@ -240,7 +243,7 @@ def main(argv=None) -> int:
 
     store = os.path.join(out, RUN_ID, "store.sqlite")
     cmd = [*base_cmd, "--cases", cases_path, "--run-id", RUN_ID, "--faults", args.faults, "--fault-seed",
-           str(seed % 1000), "--call-timeout", "2", "--judge-latency-ms", str(args.latency_ms), "--concurrency", "8"]
+           str(seed % 1000), "--call-timeout", str(args.call_timeout), "--judge-latency-ms", str(args.latency_ms), "--concurrency", "8"]
     head = None if args.no_ray else RayHead()
     kept: dict = {}
     problems: list[str] = []
