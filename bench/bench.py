@@ -137,7 +137,10 @@ def report_time(r: dict) -> float:
     """``harness report RUN`` on a run's store (the runs above pass ``--no-report``: the run and its
     report are timed apart, and the whole command is their sum)."""
     t0 = time.time()
-    subprocess.run([*HARNESS, "report", os.path.dirname(r["store"])], cwd=ROOT, capture_output=True, check=True)
+    p = subprocess.run([*HARNESS, "report", os.path.dirname(r["store"])], cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:   # say why: a bare CalledProcessError once hid the cause (issue 25)
+        raise SystemExit(f"harness report {os.path.dirname(r['store'])} failed ({p.returncode}): "
+                         f"{p.stdout[-2000:]}{p.stderr[-4000:]}")
     r["report_s"] = time.time() - t0
     r["whole"] = r["wall"] + r["report_s"]
     return r["report_s"]

@@ -74,6 +74,8 @@ def add_parser(sub):
     r.add_argument("--scores-csv", metavar="PATH", help="also write case_id,metric,score,status to PATH")
     r.add_argument("--retries", type=int, default=3, help="judge retries per call after the first (default 3)")
     r.add_argument("--call-timeout", type=float, default=120.0, help="seconds per judge call attempt (default 120)")
+    r.add_argument("--max-reply-mb", type=float, default=8.0, metavar="MB",
+                   help="refuse a judge reply larger than MB megabytes, read no further (default 8)")
     from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     r.add_argument("--cell-timeout", type=float, default=DEFAULT_CELL_TIMEOUT_S, metavar="S",
@@ -148,7 +150,8 @@ def judge_config(args):
 
     redact.register(os.environ.get(key_env) if key_env else None)
     redact.register_url(url)
-    return JudgeConfig(url=url, model=args.judge_model, key_env=key_env)
+    return JudgeConfig(url=url, model=args.judge_model, key_env=key_env,
+                       max_reply_bytes=int(args.max_reply_mb * 2**20))
 
 
 def metric_options() -> dict[str, tuple]:
@@ -282,12 +285,16 @@ def cmd_run(args) -> int:
         print(f"embeddings: {embeddings.describe()}{shown}", flush=True)
     if faults is not None:
         print(f"faults: {faults.spec.describe()} per attempt (seed {faults.seed})", flush=True)
+    from harness.run.cellwork import WorkerFailed  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.run.rayrun import RayUnavailable  # noqa: PLC0415 - (imports no Ray)
     from harness.store.runstore import StoreWriteError  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         outcome = run(opts)
     except ValueError as e:
         raise BadInput(str(e)) from None
+    except (WorkerFailed, RayUnavailable) as e:   # a dead worker, no cluster: finished cells are kept
+        raise BadInput(" ".join(str(e).split())) from None
     except StoreWriteError as e:
         raise BadInput(f"{e}; finished cells are kept, rerun with the same --run-id to resume") from None
     store = RunStore.open(outcome.store_path)
@@ -341,6 +348,7 @@ def check_run_args(args) -> None:
     checks.metrics_spec(args.metrics)
     checks.positive_seconds("--call-timeout", args.call_timeout)
     checks.positive_seconds("--cell-timeout", args.cell_timeout)
+    checks.reply_cap_mb(args.max_reply_mb)
     checks.http_url("--judge-url", args.judge_url)
     real = args.judge_url is not None or args.judge_model is not None
     checks.run_outputs(args.out, args.run_id, args.scores_csv, args.cache_path,

@@ -1,18 +1,21 @@
-"""One scrubber for everything the harness writes or prints: the judge key never leaves memory.
+"""One scrubber for everything the harness writes or prints: the run's secrets never leave memory.
 
 A judge can echo what it was sent (the ``Authorization`` header, in an error body or inside a 200
 reply, as text or inside JSON), and a vendor can copy that text into a reason. So the harness does not
 trust any one path: every writer (the run store, ``spec.json``, the judge cache, the reports, the
 scores CSV, stdout and stderr) passes its text through :func:`scrub`, whatever the reply's status.
 
-What is removed:
+What is removed is what the run holds, never text that merely looks like a credential (a case that
+documents an API, "send the header Authorization: Bearer tok12345678", is stored, cached and
+replayed unchanged):
 
-- every registered secret (:func:`register`: the judge key, the password of URL credentials), in
-  its plain, URL-quoted and JSON-escaped forms;
-- the value after ``Authorization:`` / ``X-Api-Key:`` / ``api-key:`` (as a header line, a Python
-  dict repr or JSON, escaped or not);
-- a ``Bearer`` token (8+ characters with a digit, so prose such as "bearer bonds" is kept);
-- URL userinfo (``https://user:pass@host`` becomes ``https://***@host``).
+- every registered secret (:func:`register`: the judge key, the embedding endpoint's key, the user
+  and password of URL credentials and the ``Basic`` value an HTTP client makes of them: everything
+  the harness itself sends in an ``Authorization`` header), in its plain, URL-quoted, JSON-escaped
+  and HTML-escaped forms;
+- any fragment of :data:`FRAGMENT_CHARS` or more characters of a registered secret, so a key cut in
+  two by a truncation (an error body shortened to 200 characters) is removed too. Cut text with
+  :func:`cut`, which scrubs before and after cutting.
 
 :func:`has_secret` says whether a text holds any of these; the judge cache never stores such a reply.
 """
@@ -26,38 +29,51 @@ import re
 import threading
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+from harness.core.terminal import printable
+
 MASK = "***"
 
 MIN_SECRET_CHARS = 4
 """Shorter values are not registered: scrubbing every "abc" would mangle ordinary text."""
 
+FRAGMENT_CHARS = 8
+"""A run of this many characters of a registered secret, anywhere in a text, is removed (a key cut by
+a truncation keeps its identifying part otherwise); shorter runs are ordinary text."""
+
+_WORDLIKE = re.compile(r"[a-z_.-]+")
+"""A fragment of lower-case letters and separators only (the ``harness-`` of ``sk-harness-canary-...``,
+the ``sk-proj-`` every such key starts with) is ordinary text and identifies no key: it is not removed."""
+
 _secrets: set[str] = set()
+_grams: set[str] = set()
 _lock = threading.Lock()
 _pattern: re.Pattern | None = None
-
-_HEADER = re.compile(
-    r"""(?i)((?:proxy-)?authorization|x-api-key|api[-_]key)(\\*["']?\s*[:=]\s*\\*["']?)"""
-    r"""((?:bearer|basic)\s+)?(?!\*\*\*|(?:bearer|basic)\b)[^\s"'\\,;}\]]+""")
-_BEARER = re.compile(r"(?i)\b(bearer\s+)(?!\*\*\*)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}")
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)(?!\*\*\*@)[^/\s@'\"<>]+@")
+_fragments: frozenset[str] = frozenset()
 
 
 def register(value: str | None) -> None:
-    """Remember a secret so that :func:`scrub` removes it from every text (in memory only).
+    """Remember a secret so that :func:`scrub` removes it, and every fragment of it of
+    :data:`FRAGMENT_CHARS` or more characters, from every text (in memory only).
 
-    >>> register("sk-doctest-1234"); scrub("key=sk-doctest-1234.")
+    >>> register("sk-dt-Q7v2Lm9X"); scrub("key=sk-dt-Q7v2Lm9X.")
     'key=***.'
+    >>> scrub("cut: sk-dt-Q7"), scrub("plain -dt- and sk-dt-Q text")
+    ('cut: ***', 'plain -dt- and sk-dt-Q text')
     """
-    global _pattern
+    global _pattern, _fragments
     if not value or len(value) < MIN_SECRET_CHARS:
         return
     forms = {value, quote(value, safe=""), json.dumps(value)[1:-1], html.escape(value)}
+    grams = {g for g in (value[i:i + FRAGMENT_CHARS] for i in range(max(1, len(value) - FRAGMENT_CHARS + 1)))
+             if not _WORDLIKE.fullmatch(g)}
     with _lock:
-        if forms <= _secrets:
+        if forms <= _secrets and grams <= _grams:
             return
         _secrets.update(f for f in forms if len(f) >= MIN_SECRET_CHARS)
+        _grams.update(g for g in grams if len(g) >= FRAGMENT_CHARS)
         alts = sorted(_secrets, key=len, reverse=True)
         _pattern = re.compile("|".join(re.escape(s) for s in alts))
+        _fragments = frozenset(_grams)
 
 
 def register_url(url: str | None) -> None:
@@ -69,7 +85,6 @@ def register_url(url: str | None) -> None:
     except ValueError:
         return
     if parts.password:
-
         user, password = unquote(parts.username or ""), unquote(parts.password)
         register(password)
         register(user)
@@ -85,35 +100,67 @@ def register_judge_key(spec: dict | None) -> None:
 
 
 def scrub(text: str) -> str:
-    """``text`` without any secret, header value, bearer token or URL credentials.
+    """``text`` without any registered secret or fragment of one (a text that only looks like a
+    credential is left alone).
 
-    >>> scrub("echo: {'Authorization': 'Bearer abc123xyz'}")
+    >>> register("tok-dt-Z3k8Wq1R")
+    >>> scrub("echo: {'Authorization': 'Bearer tok-dt-Z3k8Wq1R'}")
     "echo: {'Authorization': 'Bearer ***'}"
-    >>> scrub('{"authorization": "Bearer t0ken-value"} from https://u:pw@h/v1')
-    '{"authorization": "Bearer ***"} from https://***@h/v1'
-    >>> scrub("the bearer bonds were sold")
-    'the bearer bonds were sold'
+    >>> scrub("docs: send Authorization: Bearer tok12345678, api_key=demo1234")
+    'docs: send Authorization: Bearer tok12345678, api_key=demo1234'
     """
     if not isinstance(text, str) or not text:
         return text
     pat = _pattern
     if pat is not None:
         text = pat.sub(MASK, text)
-    if "://" in text:
-        text = _USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
-    low = text.lower()
-    if "auth" in low or "key" in low:
-        text = _HEADER.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or "") + MASK, text)
-    if "bearer" in low:
-        text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
+    grams = _fragments
+    if grams:
+        text = _without_fragments(text, grams)
     return text
+
+
+def _without_fragments(text: str, grams: frozenset[str]) -> str:
+    """``text`` with every run covered by fragments of a secret replaced by one :data:`MASK`
+    (``str.find`` per fragment: far faster than one regular expression of every fragment)."""
+    spans = []
+    for g in grams:
+        i = text.find(g)
+        while i >= 0:
+            spans.append((i, i + len(g)))
+            i = text.find(g, i + 1)
+    if not spans:
+        return text
+    spans.sort()
+    out, at, start, end = [], 0, *spans[0]
+    for s, e in spans[1:] + [(len(text) + 1, 0)]:
+        if s <= end:
+            end = max(end, e)
+            continue
+        out += [text[at:start], MASK]
+        at, start, end = end, s, e
+    out.append(text[at:])
+    return "".join(out)
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` scrubbed, cut to ``limit`` characters, and scrubbed again (a cut can leave a
+    fragment that no longer matches a whole secret; :func:`scrub` removes fragments too).
+
+    >>> register("sk-dt-P4n6Yt0Jc")
+    >>> cut("x" * 10 + "sk-dt-P4n6Yt0Jc", 20)
+    'xxxxxxxxxx***'
+    """
+    if not isinstance(text, str):
+        return text
+    return scrub(scrub(text)[:limit])
 
 
 def scrub_obj(obj):
     """:func:`scrub` applied to every string (keys too) of a JSON-like value.
 
-    >>> scrub_obj({"u": ["http://a:b@h"], "n": 1})
-    {'u': ['http://***@h'], 'n': 1}
+    >>> register("sk-dt-O9b1Kd3F"); scrub_obj({"sk-dt-O9b1Kd3F": ["a sk-dt-O9b1Kd3F"], "n": 1})
+    {'***': ['a ***'], 'n': 1}
     """
     if isinstance(obj, str):
         return scrub(obj)
@@ -127,7 +174,7 @@ def scrub_obj(obj):
 def has_secret(text: str) -> bool:
     """Would :func:`scrub` change ``text``?
 
-    >>> has_secret("plain text"), has_secret("Authorization: Bearer abc12345")
+    >>> register("sk-dt-H2s5Vb8N"); has_secret("plain text"), has_secret("key sk-dt-H2s5Vb8N")
     (False, True)
     """
     return scrub(text) != text
@@ -151,13 +198,14 @@ def url_without_credentials(url: str | None) -> str | None:
 
 
 class ScrubbingStream:
-    """A text stream wrapper whose ``write`` scrubs (stdout / stderr of the CLI)."""
+    """A text stream wrapper whose ``write`` scrubs (stdout / stderr of the CLI) and escapes control
+    characters (a case id holding an ANSI escape is shown, never obeyed: :func:`harness.core.terminal.printable`)."""
 
     def __init__(self, inner):
         self._inner = inner
 
     def write(self, s):
-        return self._inner.write(scrub(s))
+        return self._inner.write(printable(scrub(s)))
 
     def writelines(self, lines):
         for line in lines:

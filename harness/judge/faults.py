@@ -46,6 +46,7 @@ import copy
 import hashlib
 import json
 import time
+from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from harness.judge.cache import request_key
@@ -55,6 +56,9 @@ KINDS: tuple[str, ...] = ("500", "429", "timeout", "malformed", "truncated", "sc
 """Fault kinds, in the order their probability bands are laid out by :func:`decide`."""
 
 HTTP_KINDS = ("500", "429", "timeout")
+EVENTS_KEPT = 10_000
+"""How many of the most recent attempts an injector keeps as :class:`FaultEvent` records (its counts
+cover every attempt): a million-cell run does not hold a million events."""
 CONTENT_KINDS = ("malformed", "truncated", "schema")
 
 
@@ -217,9 +221,13 @@ class FaultyUpstream:
     def __init__(self, inner, spec: FaultSpec, seed: int = 0, *, hang_s: float = 3600.0):
         self.inner, self.spec, self.seed, self.hang_s = inner, spec, seed, hang_s
         self.kind, self.model = inner.kind, inner.model
-        self.events: list[FaultEvent] = []
-        self._seen: dict[tuple, int] = {}
-        self._occurrence: dict[tuple, int] = {}
+        self.events: deque[FaultEvent] = deque(maxlen=EVENTS_KEPT)
+        """The most recent attempts (at most :data:`EVENTS_KEPT`); :attr:`tally` counts every one."""
+        self.tally: Counter = Counter()
+        """Attempts seen (``attempts``) and faults injected by kind, since the start."""
+        self._cells: dict[tuple[str, str], tuple[dict, dict]] = {}
+        """(case, metric) -> (request key -> requests seen, (key, call number) -> occurrence), for the
+        cells in flight only: :meth:`forget` drops a cell's when the gateway closes it."""
 
     def __repr__(self):
         return f"FaultyUpstream({self.inner!r}, {self.spec.describe()!r}, seed={self.seed})"
@@ -238,9 +246,12 @@ class FaultyUpstream:
     async def complete(self, cell: Cell, body: dict) -> dict:
         call_no, attempt = ATTEMPT.get()
         key = request_key(body)
-        occ = self._occurrence_of((cell.case, cell.metric, key), call_no)
+        occ = self._occurrence_of((cell.case, cell.metric), key, call_no)
         kind = decide(self.spec, self.seed, cell.case, cell.metric, key, attempt, occ)
         self.events.append(FaultEvent(cell.case, cell.metric, key, occ, attempt, kind, time.monotonic()))
+        self.tally["attempts"] += 1
+        if kind is not None:
+            self.tally[kind] += 1
         if kind == "500":
             raise UpstreamError("injected fault: judge HTTP 500", status=500)
         if kind == "429":
@@ -256,15 +267,21 @@ class FaultyUpstream:
         _, u2 = _uniforms(self.seed, cell.case, cell.metric, key, attempt, occ)
         return _with_content(resp, kind, u2)
 
-    def _occurrence_of(self, slot: tuple, call_no: int) -> int:
-        """0 for the first request with this (case, metric, key), 1 for the next, ...; every attempt of
-        one gateway call (``call_no``) keeps its request's number."""
-        occ = self._occurrence.get((slot, call_no))
+    def _occurrence_of(self, cell: tuple[str, str], key: str, call_no: int) -> int:
+        """0 for the first request with this key in the cell (case, metric), 1 for the next, ...; every
+        attempt of one gateway call (``call_no``) keeps its request's number."""
+        seen, calls = self._cells.setdefault(cell, ({}, {}))
+        occ = calls.get((key, call_no))
         if occ is None:
-            occ = self._seen.get(slot, 0)
-            self._seen[slot] = occ + 1
-            self._occurrence[(slot, call_no)] = occ
+            occ = seen.get(key, 0)
+            seen[key] = occ + 1
+            calls[(key, call_no)] = occ
         return occ
+
+    def forget(self, cell: Cell) -> None:
+        """Drop a finished cell's occurrence numbers (the gateway calls it when it closes the cell), so
+        memory does not grow with the number of cells."""
+        self._cells.pop((cell.case, cell.metric), None)
 
     def faulted(self) -> list[FaultEvent]:
         """The attempts that were faulted, in the order they started."""
@@ -311,8 +328,10 @@ class FaultInjector:
     seed: int = 0
     hang_s: float = 3600.0
     upstreams: list = field(default_factory=list)
-    absorbed: list = field(default_factory=list)
-    """Events seen by this injector's copies in worker processes (:meth:`absorb`)."""
+    absorbed: deque = field(default_factory=lambda: deque(maxlen=EVENTS_KEPT))
+    """The most recent events seen by this injector's copies in worker processes (:meth:`absorb`)."""
+    absorbed_tally: Counter = field(default_factory=Counter)
+    """Every event absorbed, counted (attempts and faults by kind)."""
 
     def __call__(self, upstream) -> FaultyUpstream:
         up = FaultyUpstream(upstream, self.spec, self.seed, hang_s=self.hang_s)
@@ -329,16 +348,22 @@ class FaultInjector:
         out = []
         for up in self.upstreams:
             out.extend(up.events)
-            up.events = []
+            up.events.clear()
         return out
 
     def absorb(self, events: list[FaultEvent]) -> None:
         """(In the runner) add what a worker's copy saw, so :attr:`events` covers the whole run."""
         self.absorbed.extend(events)
+        for e in events:
+            self.absorbed_tally["attempts"] += 1
+            if e.kind is not None:
+                self.absorbed_tally[e.kind] += 1
 
     @property
     def events(self) -> list[FaultEvent]:
-        """Every upstream attempt seen, faulted or not (in this process or reported by workers)."""
+        """The upstream attempts seen, faulted or not (in this process or reported by workers): every
+        one of a run of up to :data:`EVENTS_KEPT` attempts, the most recent ones of a longer run
+        (:meth:`counts` counts them all)."""
         return [e for up in self.upstreams for e in up.events] + list(self.absorbed)
 
     def faulted(self) -> list[FaultEvent]:
@@ -347,9 +372,5 @@ class FaultInjector:
 
     def counts(self) -> dict[str, int]:
         """Attempts seen and faults injected, by kind (``attempts`` counts every attempt)."""
-        out = {"attempts": 0, **{k: 0 for k in KINDS}}
-        for e in self.events:
-            out["attempts"] += 1
-            if e.kind is not None:
-                out[e.kind] += 1
-        return out
+        total = sum((up.tally for up in self.upstreams), Counter()) + self.absorbed_tally
+        return {"attempts": total["attempts"], **{k: total[k] for k in KINDS}}

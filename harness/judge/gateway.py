@@ -44,6 +44,10 @@ from harness.judge.responses_api import ROUTE as RESPONSES
 from harness.judge.responses_api import chat_view, is_refusal, is_responses
 from harness.judge.upstream import Cell, ReferenceUpstream, RetryPolicy, UpstreamError, call_with_retries
 
+CLOSED_KEPT = 10_000
+"""How many finished cells the gateway remembers in order to refuse a late request of one (a vendor's
+background task outliving its cell comes within seconds, not ten thousand cells later)."""
+
 
 class ReplayMiss(Exception):
     pass
@@ -132,7 +136,8 @@ class Gateway:
         self.budgets = CellBudgets()
         """Each open cell's time budget (``harness.judge.budget``): the runner opens it, :meth:`take` closes it."""
         self._inflight: dict[Cell, int] = defaultdict(int)
-        self._closed: set[Cell] = set()
+        self._closed: dict[Cell, None] = {}
+        """The most recently closed cells, oldest first (at most :data:`CLOSED_KEPT`)."""
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -243,8 +248,13 @@ class Gateway:
         is refused without reaching the judge, so no call is made that no ledger records."""
         self.budgets.close(Cell(run, case, metric))
         with self._lock:
-            self._closed.add(Cell(run, case, metric))
+            self._closed[Cell(run, case, metric)] = None
+            if len(self._closed) > CLOSED_KEPT:        # memory stays flat however many cells a run has
+                del self._closed[next(iter(self._closed))]
             book = self._books.pop(Cell(run, case, metric), None)
+        forget = getattr(self.upstream, "forget", None)   # the upstream's own per-cell state (faults)
+        if callable(forget):
+            forget(Cell(run, case, metric))
         return (book.ledger, book.calls) if book else (Ledger(), [])
 
     def inflight(self, run: str, case: str, metric: str) -> int:

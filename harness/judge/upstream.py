@@ -15,6 +15,7 @@ import asyncio
 import contextvars
 import email.utils
 import itertools
+import json
 import os
 import random
 import time
@@ -85,6 +86,36 @@ class UpstreamError(Exception):
         self.status, self.retryable, self.retry_after = status, retryable, retry_after
         self.body = body
         """The judge's own JSON error reply (a 4xx), scrubbed of the key: the gateway hands it on as it came."""
+
+
+DEFAULT_MAX_REPLY_BYTES = 8 * 2**20
+"""The largest reply body an HTTP judge or embedding endpoint may send (``--max-reply-mb``): far above
+any real chat completion, far below what would hurt the run's memory."""
+ERROR_BODY_BYTES = 64 * 1024
+"""How much of an error reply's body is read (its reason keeps only its start)."""
+
+
+class ReplyTooLarge(Exception):
+    """A reply body over the cap (:func:`read_capped`)."""
+
+
+async def read_capped(response, limit: int, *, cut: bool = False) -> bytes:
+    """The body of an ``httpx`` streaming response, read chunk by chunk and never more than ``limit``
+    bytes held: :class:`ReplyTooLarge` as soon as it is larger (announced by ``Content-Length`` or
+    counted), or, with ``cut``, the first ``limit`` bytes (an error body, of which only the start is kept)."""
+    declared = response.headers.get("content-length", "")
+    if not cut and declared.isdigit() and int(declared) > limit:
+        raise ReplyTooLarge(int(declared))
+    parts, size = [], 0
+    async for chunk in response.aiter_bytes():
+        if size + len(chunk) > limit:
+            if not cut:
+                raise ReplyTooLarge(size + len(chunk))
+            parts.append(chunk[:limit - size])
+            break
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)
 
 
 @dataclass
@@ -187,7 +218,8 @@ class HttpEndpoint:
     what = "endpoint"
     """How its errors name it."""
 
-    def __init__(self, url: str, model: str, key_env: str | None, timeout_s: float = 120.0):
+    def __init__(self, url: str, model: str, key_env: str | None, timeout_s: float = 120.0,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
         self.url = url.rstrip("/")
         self.model = model
         self.key_env = key_env
@@ -195,19 +227,23 @@ class HttpEndpoint:
         redact.register(self.__key)
         redact.register_url(self.url)
         self._timeout = timeout_s
+        self.max_reply_bytes = max_reply_bytes
+        """A reply body larger than this is refused, read no further (:func:`read_capped`)."""
         self._client = None
 
     def __repr__(self):
         return f"{type(self).__name__}(url={self.url!r}, model={self.model!r}, key_env={self.key_env!r})"
 
-    def redact(self, text: str) -> str:
-        """Remove the key (and any credential) from any text (error bodies can echo headers)."""
-        return redact.scrub(text.replace(self.__key, "***") if self.__key else text)
+    def redact(self, text: str, limit: int | None = None) -> str:
+        """``text`` without the key (or any credential, or a fragment of one: error bodies can echo
+        headers), cut to ``limit`` characters after it is scrubbed (:func:`harness.core.redact.cut`)."""
+        text = text.replace(self.__key, "***") if self.__key else text
+        return redact.cut(text, limit) if limit is not None else redact.scrub(text)
 
     async def _post(self, cell: Cell, route: str, body: dict, bad_body_retryable: bool = False) -> dict:
         """POST ``body`` to ``<url>/<route>``; the JSON reply, or :class:`UpstreamError` (timeouts,
-        connection errors, 429 and 5xx retryable; other statuses not; a 2xx whose body is not JSON as
-        ``bad_body_retryable`` says)."""
+        connection errors, 429 and 5xx retryable; other statuses and a reply over the size cap not; a
+        2xx whose body is not JSON as ``bad_body_retryable`` says)."""
         import httpx  # noqa: PLC0415 - lazy: httpx costs ~0.1 s to import
 
         if self._client is None:
@@ -216,21 +252,30 @@ class HttpEndpoint:
         if self.__key:
             headers["Authorization"] = f"Bearer {self.__key}"
         try:
-            r = await self._client.post(f"{self.url}/{route}", json=body, headers=headers)
+            async with self._client.stream("POST", f"{self.url}/{route}", json=body, headers=headers) as r:
+                failed = r.status_code >= 400
+                raw = await read_capped(r, ERROR_BODY_BYTES if failed else self.max_reply_bytes, cut=failed)
+                status, retry_after = r.status_code, r.headers.get("retry-after")
+                encoding = r.encoding or "utf-8"
+        except ReplyTooLarge:
+            raise UpstreamError(f"{self.what} reply is larger than the {self.max_reply_bytes / 2**20:g} MB cap "
+                                "(--max-reply-mb); refused, read no further", status=502, retryable=False) from None
         except httpx.TimeoutException:
             raise UpstreamError(f"{self.what} timed out after {self._timeout:.0f}s", status=504) from None
         except httpx.HTTPError as e:
             raise UpstreamError(self.redact(f"{self.what} unreachable: {type(e).__name__}: {e}")) from None
-        if r.status_code == 429 or r.status_code >= 500:
-            raise UpstreamError(self.redact(f"{self.what} HTTP {r.status_code}: {r.text[:200]}"), status=r.status_code,
-                                retry_after=parse_retry_after(r.headers.get("retry-after")))
-        if r.status_code >= 400:
-            raise UpstreamError(self.redact(f"{self.what} HTTP {r.status_code}: {r.text[:300]}"), status=r.status_code,
-                                retryable=False, body=error_body(self.redact(r.text)))
+        text = raw.decode(encoding, "replace") if status >= 400 else None
+        if status == 429 or status >= 500:
+            raise UpstreamError(self.redact(f"{self.what} HTTP {status}: {text}", 220), status=status,
+                                retry_after=parse_retry_after(retry_after))
+        if status >= 400:
+            raise UpstreamError(self.redact(f"{self.what} HTTP {status}: {text}", 320), status=status,
+                                retryable=False, body=error_body(self.redact(text)))
         try:
-            return r.json()
-        except ValueError:
-            raise UpstreamError(f"{self.what} replied with a body that is not JSON: {r.text[:120]!r}",
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            shown = self.redact(raw[:400].decode(encoding, "replace"), 120)
+            raise UpstreamError(f"{self.what} replied with a body that is not JSON: {shown!r}",
                                 retryable=bad_body_retryable) from None
 
     async def aclose(self):
@@ -290,7 +335,7 @@ async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolic
             if not e.retryable:
                 return out
         except Exception as e:  # noqa: BLE001 - an upstream bug is this call's error, kept in the ledger
-            msg = " ".join(str(e).split())[:200]
+            msg = redact.cut(" ".join(str(e).split()), 200)
             out.error = UpstreamError(f"judge upstream failed: {type(e).__name__}: {msg}", status=500,
                                       retryable=False)
             return out

@@ -22,17 +22,26 @@ import concurrent.futures
 import concurrent.futures.thread as cft
 import functools
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass, field, replace
 
 from harness.cases.load import remember_digest
+from harness.core import redact
 from harness.core.records import Case, CellResult, Ledger
 from harness.judge.embeddings import make_upstream
 from harness.judge.gateway import Gateway
 from harness.judge.readonly_cache import ReadOnlyCache
 from harness.judge.transport import GatewayTransport
-from harness.judge.upstream import Cell, HttpUpstream, ReferenceUpstream, RetryPolicy, repeat_label
+from harness.judge.upstream import (
+    DEFAULT_MAX_REPLY_BYTES,
+    Cell,
+    HttpUpstream,
+    ReferenceUpstream,
+    RetryPolicy,
+    repeat_label,
+)
 from harness.metric import registry
 from harness.metric.http import Pools
 from harness.metric.protocol import Endpoint
@@ -139,7 +148,13 @@ def make_gateway(spec: WorkerSpec, cases: dict, cache):
     if judge.is_reference:
         upstream = ReferenceUpstream(cases, latency_ms=judge.latency_ms)
     else:
-        upstream = HttpUpstream(judge.url, judge.model, judge.key_env, timeout_s=spec.call_timeout_s)
+        if judge.key_env and not os.environ.get(judge.key_env) and spec.mode != "replay":
+            # a Ray actor reads the key from its own node's environment: without it every request would
+            # go out with no Authorization header, under a run header saying "key from $VAR"
+            raise WorkerFailed(f"--judge-key-env {judge.key_env}: the variable {judge.key_env} is not set in this "
+                               f"worker's environment (host {socket.gethostname()}); set it where the workers run")
+        upstream = HttpUpstream(judge.url, judge.model, judge.key_env, timeout_s=spec.call_timeout_s,
+                                max_reply_bytes=getattr(judge, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES))
     if spec.upstream_wrapper is not None:
         upstream = spec.upstream_wrapper(upstream)
     policy = RetryPolicy(max_attempts=spec.retry_attempts, base_delay_s=spec.retry_base_delay_s,
@@ -326,7 +341,8 @@ async def run_cell(gateway, cls, run_id: str, case: Case, name: str, model: str,
     await gateway.settle(run_id, case.id, name, endpoint.timeout_s)   # calls still in flight count too
     ledger, calls = gateway.take(run_id, case.id, name)
     result = judge_failures_are_errors(result, ledger)
-    if result.status in ("error", "vendor_nan") and not all(getattr(c, "usage", True) for c in calls):
+    if result.status in ("error", "vendor_nan") and any(getattr(c, "ok", True) and not getattr(c, "usage", True)
+                                                        for c in calls):   # a reply came, without usage
         result = replace(result, reason=f"{result.reason} | the judge's replies carried no readable usage "
                                         f"(absent, or token counts that are not integers)")
     return result, ledger, calls
@@ -366,7 +382,7 @@ def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
     got = result.status + (f" {result.score:g}" if result.score is not None else "")
     reason = f"{ledger.errors} of {ledger.calls} judge call(s) failed (the vendor returned {got})"
     if ledger.last_error:
-        reason += f": {ledger.last_error[:200]}"
+        reason += f": {redact.cut(ledger.last_error, 200)}"
     detail = {**result.detail, "vendor_status": result.status, "vendor_score": result.score,
               "vendor_reason": result.reason, "vendor_flags": list(result.flags)}
     return CellResult.error(reason, result.units, detail=detail)
@@ -377,8 +393,8 @@ def error_reason(exc: BaseException, ledger=None, limit: int = 300) -> str:
     msg = " ".join(str(exc).split()) or repr(exc)
     reason = f"{type(exc).__name__}: {msg}"
     if len(reason) > limit:
-        reason = reason[: limit - 3] + "..."
+        reason = redact.cut(reason, limit - 3) + "..."
     last = getattr(ledger, "last_error", None)
     if last and last[:60] not in reason:
-        reason += f" | judge: {last[:200]}"
+        reason += f" | judge: {redact.cut(last, 200)}"
     return reason

@@ -16,6 +16,21 @@ from harness.run.rundir import check_run_id
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+def reply_cap_mb(value: float) -> float:
+    """``--max-reply-mb`` when it is a size between 1 KB and 1 GB, in megabytes.
+
+    >>> reply_cap_mb(8.0), reply_cap_mb(0.5)
+    (8.0, 0.5)
+    >>> reply_cap_mb(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: --max-reply-mb must be between 0.001 and 1024 (megabytes), got 0
+    """
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.001 <= value <= 1024):
+        raise ValueError(f"--max-reply-mb must be between 0.001 and 1024 (megabytes), got {value:g}")
+    return value
+
+
 def positive_seconds(name: str, value: float) -> float:
     """``value`` when it is a finite number of seconds above 0.
 

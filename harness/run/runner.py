@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import sys
 import time
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from harness.core.redact import url_without_credentials
 from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S
 from harness.judge.cache import JudgeCache
 from harness.judge.reference import refuse_unannotated
-from harness.judge.upstream import RetryPolicy
+from harness.judge.upstream import DEFAULT_MAX_REPLY_BYTES, RetryPolicy
 from harness.metric import registry
 from harness.run.cellwork import CellTask, WorkerSpec, run_in_process, store_done
 from harness.run.progress import Progress
@@ -36,6 +37,8 @@ class JudgeConfig:
     """NAME of the environment variable holding the key (the key itself is never stored)."""
     latency_ms: float = 0.0
     """Injected latency per call, reference judge only (benchmarks)."""
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    """An HTTP judge's reply larger than this is refused, read no further (``--max-reply-mb``)."""
 
     @property
     def is_reference(self) -> bool:
@@ -109,7 +112,14 @@ def client_timeout(opts: RunOptions) -> float:
 
 
 def default_run_id() -> str:
-    return time.strftime("run-%Y%m%d-%H%M%S")
+    """``run-<date>-<time>-<6 random hex digits>``: two runs started in the same second (two threads of
+    a notebook, two terminals) get two directories.
+
+    >>> a, b = default_run_id(), default_run_id()
+    >>> a != b and a.startswith("run-") and len(a) == len("run-20261201-120000-0a1b2c")
+    True
+    """
+    return f"{time.strftime('run-%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
 def effective_cache_mode(opts: RunOptions) -> str:
@@ -128,6 +138,10 @@ def run(opts: RunOptions) -> RunOutcome:
         refuse_unannotated(opts.cases)
 
     run_id = check_run_id(opts.run_id or default_run_id())
+    if opts.ray:   # no cluster there: one clear error (RayUnavailable) before the run directory is made
+        from harness.run.rayrun import connect  # noqa: PLC0415 - lazy: Ray is an optional extra, slow to import
+
+        connect(opts.ray)
     run_dir = os.path.join(opts.out_dir, run_id)
     os.makedirs(run_dir, exist_ok=True)
     with RunLock(run_dir, run_id):        # one process per run: a second is refused at once

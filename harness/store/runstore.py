@@ -120,7 +120,6 @@ class RunStore:
         self.path = path
         self.readonly = readonly
         self._batch = None
-        self._attempts: dict | None = None
         if readonly:
             self.db = _connect_readonly(path)
             return
@@ -230,24 +229,23 @@ class RunStore:
         if self._batch is not None:
             yield
             return
-        try:
-            with self._transaction() as cur:
-                self._batch = cur
-                try:
-                    yield
-                finally:
-                    self._batch = None
-        except BaseException:
-            self._attempts = None    # what the rolled-back block counted is reread
-            raise
+        with self._transaction() as cur:
+            self._batch = cur
+            try:
+                yield
+            finally:
+                self._batch = None
 
     def _attempt_of(self, case_id: str, metric: str, repeat: int = 0) -> int:
-        """The cell's earlier attempts (0: a new cell), from one read of the tables per run."""
-        if self._attempts is None:
-            self._attempts = {(c, m, 0): a for c, m, a in self.db.execute("SELECT case_id, metric, attempt FROM cells")}
-            self._attempts.update({(c, m, r): a for c, m, r, a in self.db.execute(
-                "SELECT case_id, metric, repeat, attempt FROM repeat_cells")})
-        return self._attempts.get((case_id, metric, repeat), 0)
+        """The cell's earlier attempts (0: a new cell): one primary-key lookup, so nothing is kept per
+        cell written (a million-cell run's memory stays flat)."""
+        if repeat:
+            row = self.db.execute("SELECT attempt FROM repeat_cells WHERE case_id = ? AND metric = ? AND repeat = ?",
+                                  (case_id, metric, repeat)).fetchone()
+        else:
+            row = self.db.execute("SELECT attempt FROM cells WHERE case_id = ? AND metric = ?",
+                                  (case_id, metric)).fetchone()
+        return row[0] if row else 0
 
     def write_cell(self, case_id: str, metric: str, metric_version: str, case_digest: str,
                    result: CellResult, ledger: Ledger, calls: list, wall_ms: float, repeat: int = 0) -> None:
@@ -279,7 +277,6 @@ class RunStore:
                 [(*val, case_id, metric, i, c.started, c.latency_ms, int(c.ok), int(c.cached), c.attempts,
                   c.prompt_tokens, c.completion_tokens, c.key, scrub(c.step), scrub(c.error),
                   int(getattr(c, "usage", True)), getattr(c, "reply_fit", None)) for i, c in enumerate(calls)])
-        self._attempts[(case_id, metric, repeat)] = attempt   # (reread if a batch holding it rolls back)
 
     # --- pandas views ------------------------------------------------------------------------
 

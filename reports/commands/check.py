@@ -51,6 +51,8 @@ def _run(args) -> int:
     if not minimums and not case_minimums and args.baseline is None and args.max_errors is None:
         raise ValueError("nothing to check: give --min METRIC=VALUE, --min-case METRIC=VALUE, --baseline RUN "
                          "and/or --max-errors N")
+    if args.junit and os.path.isdir(args.junit):
+        raise ValueError(f"--junit {args.junit}: is a directory; give the path of the XML file to write")
     data = load_run(args.run, args.out)
     baseline = load_run(args.baseline, args.out) if args.baseline is not None else None
     outcomes = check(data, minimums, args.max_errors) + per_case(data, case_minimums)
@@ -58,9 +60,12 @@ def _run(args) -> int:
         outcomes += against_baseline(data, baseline, args.max_drop)
     print("\n".join(lines(outcomes)))
     if args.junit:
-        os.makedirs(os.path.dirname(os.path.abspath(args.junit)), exist_ok=True)
-        with open(args.junit, "w", encoding="utf-8") as fh:
-            fh.write(junit_xml(data.run_id, outcomes))
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(args.junit)), exist_ok=True)
+            with open(args.junit, "w", encoding="utf-8") as fh:
+                fh.write(junit_xml(data.run_id, outcomes))
+        except OSError as e:
+            raise ValueError(f"--junit {args.junit}: cannot write it ({e.strerror or e})") from None
         print(f"junit: {args.junit}")
     failed = sum(not o.ok for o in outcomes)
     skipped = sum(o.skipped for o in outcomes)

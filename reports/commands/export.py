@@ -37,6 +37,8 @@ def _run(args) -> int:
     from reports.model import mlflow_rows  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from reports.model.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
+    if args.dest and os.path.exists(args.dest) and not os.path.isdir(args.dest):
+        raise ValueError(f"--dest {args.dest}: is a file; give a directory to write the tables into")
     store = resolve_store(args.run, args.out)
     run_dir = os.path.dirname(os.path.abspath(store))
     try:
@@ -57,4 +59,8 @@ def _run(args) -> int:
     except RuntimeError as e:   # a missing optional extra
         print(f"harness: {e}", file=sys.stderr)
         return 2
+    except OSError as e:        # a run directory (or --dest) that cannot be written
+        where = e.filename or args.dest or run_dir
+        raise ValueError(f"cannot write the export to {where}: {e.strerror or e}; "
+                         "pass --dest DIR (or --tracking-dir for mlflow) to write it elsewhere") from None
     return 0

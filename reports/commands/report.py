@@ -41,6 +41,9 @@ def run(args) -> int:
         raise BadInput(str(e)) from None
     except ValueError as e:
         raise BadInput(str(e)) from None
+    except OSError as e:        # the report directory cannot be written (read-only, a directory in the way)
+        raise BadInput(f"cannot write the report to {e.filename or args.report_dir or args.run}: "
+                       f"{e.strerror or e}; pass --report-dir DIR to write it elsewhere") from None
 
 
 def check_threshold(v: float) -> float:

@@ -118,6 +118,10 @@ def differences(a, b) -> list[str]:
     for m in a.metrics:
         if m in b.info and a.info[m].version != b.info[m].version:
             out.append(f"metric version: {m} v{a.info[m].version} -> v{b.info[m].version}")
+    out += _option_differences(a.spec, b.spec)
+    if a.case_ids and b.case_ids and not set(a.case_ids) & set(b.case_ids):
+        out.append(f"cases: no case in common (A has {len(a.case_ids)}, B has {len(b.case_ids)}): "
+                   "the scores cannot be paired")
     dig_a = dict(zip(a.cells["case_id"], a.cells["case_digest"]))
     dig_b = dict(zip(b.cells["case_id"], b.cells["case_digest"]))
     changed = [c for c in dig_a if c in dig_b and dig_a[c] != dig_b[c]]
@@ -131,6 +135,32 @@ def differences(a, b) -> list[str]:
         if pa[p] != pb[p]:
             out.append(f"package: {p} {pa[p]} -> {pb[p]}")
     return out or ["nothing in the specs or the case digests: the runs should agree"]
+
+
+def _option_differences(sa: dict, sb: dict) -> list[str]:
+    """The run options in two specs that can change a score: metric options (a similarity threshold),
+    injected faults, the embedding model.
+
+    >>> _option_differences({"metric_args": {"m": {"threshold": 0.8}}, "faults": None},
+    ...                     {"metric_args": {"m": {"threshold": 0.9}}, "faults": {"spec": "500=0.1", "seed": 3}})
+    ['metric option: m threshold 0.8 -> 0.9', 'faults: none -> 500=0.1 (seed 3)']
+    """
+    out = []
+    ma, mb = sa.get("metric_args") or {}, sb.get("metric_args") or {}
+    for m in sorted(set(ma) & set(mb)):
+        for k in sorted(set(ma[m]) | set(mb[m])):
+            if ma[m].get(k) != mb[m].get(k):
+                out.append(f"metric option: {m} {k} {ma[m].get(k)} -> {mb[m].get(k)}")
+
+    def faults(f) -> str:
+        return f"{f.get('spec')} (seed {f.get('seed')})" if f else "none"
+
+    if faults(sa.get("faults")) != faults(sb.get("faults")):
+        out.append(f"faults: {faults(sa.get('faults'))} -> {faults(sb.get('faults'))}")
+    ea, eb = sa.get("embeddings") or {}, sb.get("embeddings") or {}
+    if ea and eb and (ea.get("kind"), ea.get("model"), ea.get("url")) != (eb.get("kind"), eb.get("model"), eb.get("url")):
+        out.append(f"embeddings: {ea.get('model')} ({ea.get('kind')}) -> {eb.get('model')} ({eb.get('kind')})")
+    return out
 
 
 def compare(a, b) -> Comparison:

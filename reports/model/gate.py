@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
+from harness.core.terminal import printable
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -94,22 +96,31 @@ def junit_xml(run_id: str, outcomes: list[Outcome]) -> str:
     fails = sum(not o.ok for o in outcomes)
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            f'<testsuites name="harness check" tests="{len(outcomes)}" failures="{fails}" errors="0">',
-           f'  <testsuite name={quoteattr("harness check " + run_id)} tests="{len(outcomes)}" '
+           f'  <testsuite name={_attr("harness check " + run_id)} tests="{len(outcomes)}" '
            f'failures="{fails}" errors="0">']
     for o in outcomes:
         cls = "harness.check." + run_id + (f".{o.metric}" if o.metric else "")
-        attrs = f'classname={quoteattr(cls)} name={quoteattr(o.name)}'
+        attrs = f'classname={_attr(cls)} name={_attr(o.name)}'
         if o.skipped:
-            out.append(f"    <testcase {attrs}><skipped message={quoteattr(o.detail)}/></testcase>")
+            out.append(f"    <testcase {attrs}><skipped message={_attr(o.detail)}/></testcase>")
         elif o.ok:
             out.append(f"    <testcase {attrs}><system-out>{_text(o.detail)}</system-out></testcase>")
         else:
-            out.append(f"    <testcase {attrs}><failure message={quoteattr(o.detail)} type=\"threshold\">"
+            out.append(f"    <testcase {attrs}><failure message={_attr(o.detail)} type=\"threshold\">"
                        f"{_text(o.detail)}</failure></testcase>")
     out += ["  </testsuite>", "</testsuites>", ""]
     return "\n".join(out)
 
 
 def _text(s: str) -> str:
+    """Element text: escaped, control characters (not allowed in XML 1.0) written as ``\\xNN``."""
+    return escape(printable(s))
 
-    return escape(s)
+
+def _attr(s: str) -> str:
+    """An attribute value, quoted, with control characters written as ``\\xNN``.
+
+    >>> _attr("a\x01b")
+    '"a\\\\x01b"'
+    """
+    return quoteattr(printable(s))

@@ -77,8 +77,13 @@ def _case(s, batch: str, out: Imported, where: str) -> dict | None:
     if sid is None:
         out.drop("sample without sample_id", where)
         return None
+    annotations = s.get("annotations")
+    if annotations is not None and not isinstance(annotations, list):
+        out.drop("annotations is not a list",
+                 f"{where}, field annotations: got {type(annotations).__name__} {str(annotations)[:40]}")
+        return None
     spans, annotators = [], set()
-    for j, a in enumerate(s.get("annotations") or []):
+    for j, a in enumerate(annotations or []):
         if not isinstance(a, dict) or not isinstance(a.get("label"), list):
             out.drop("annotation without a label list", f"{where}, annotations[{j}]")
             return None

@@ -14,6 +14,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
+from harness.cases.importers.rows import unusable
 from harness.cases.load import _case, _Problem, load_cases
 
 
@@ -65,6 +66,9 @@ def read_jsonl(path: str, out: Imported) -> list[tuple[int, dict]]:
         except json.JSONDecodeError as e:
             out.drop("line is not valid JSON", f"{path} line {n} (column {e.colno}: {e.msg})")
             continue
+        except (RecursionError, ValueError) as e:   # the case loader's guards (harness.cases.load)
+            out.drop("line is not usable JSON", f"{path} line {n} ({unusable(e)})")
+            continue
         if not isinstance(obj, dict):
             out.drop("line is not a JSON object", f"{path} line {n}")
             continue
@@ -78,6 +82,8 @@ def read_json(path: str):
         return json.loads(_text(path))
     except json.JSONDecodeError as e:
         raise ImportFileError(f"{path} line {e.lineno}: not valid JSON (column {e.colno}: {e.msg})") from None
+    except (RecursionError, ValueError) as e:
+        raise ImportFileError(f"{path} line 1: {unusable(e)}") from None
 
 
 def _text(path: str) -> str:

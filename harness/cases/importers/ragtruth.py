@@ -93,8 +93,12 @@ def _case(row: dict, info: dict, out: Imported, where: str, sources: str) -> dic
     if not isinstance(answer, str) or not answer.strip():
         out.drop("empty or missing response", where)
         return None
+    labels = row.get("labels")
+    if labels is not None and not isinstance(labels, list):
+        out.drop("labels is not a list", f"{where}, field labels: got {type(labels).__name__} {str(labels)[:40]}")
+        return None
     spans = []
-    for k, lab in enumerate(row.get("labels") or []):
+    for k, lab in enumerate(labels or []):
         if not isinstance(lab, dict) or lab.get("label_type") not in LABELS:
             got = lab.get("label_type") if isinstance(lab, dict) else lab
             out.drop("unknown label_type", f"{where}, labels[{k}]: {str(got)[:60]!r}")
