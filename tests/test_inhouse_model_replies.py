@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from harness.core.records import Annotation, Case, Claim, Context, Evidence
 from harness.judge.reference import completion
+
+import pytest
 
 P1 = "Heat the oven to 350 F. Bake for 8 to 10 minutes, until golden."
 P2 = "Let the cookies cool on a wire rack. The recipe makes 24 cookies."

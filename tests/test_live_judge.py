@@ -19,11 +19,11 @@ for the strict parity test to call with its URL.
 """
 import os
 
-import pytest
-
 from harness.cases import CaseSet
 from harness.run.runner import JudgeConfig, RunOptions, run
 from harness.store.runstore import RunStore
+
+import pytest
 
 pytestmark = pytest.mark.live
 

@@ -207,7 +207,7 @@ class InhouseSpan:
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         if not case.answer.strip():
             return CellResult.unscored("no claims: the answer is empty")
-        from adapters.inhouse.verdicts import verify_claims   # lazy: verdicts imports this module
+        from adapters.inhouse.verdicts import verify_claims  # lazy: verdicts imports this module
 
         try:
             claims = parse_claims(await _ask(endpoint, decompose_messages(case), CLAIMS_SCHEMA))
