@@ -69,7 +69,7 @@ def _check(verdict):
     ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake  at\n350"}]}, True, "verbatim span found"),
     ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake at 400"}]}, False,
      "span not found; nearest passage [1]: 'Bake at 350 \u00b0F for 8 to 10 minutes.'"),
-    ({"verdict": "supported", "evidence": [{"context_id": "9", "quote": "Bake at 350"}]}, False, "span not found (no context '9')"),
+    ({"verdict": "supported", "evidence": [{"context_id": "9", "quote": "Bake at 350"}]}, False, "span not found (no context '9'; contexts: 1)"),
     ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "   "}]}, False, "no span: the judge quoted no evidence"),
     ({"verdict": "supported", "evidence": []}, False, "no span: the judge quoted no evidence"),
     ({"verdict": "supported", "evidence": [{"context_id": "1", "quote": "Bake at 350"},
@@ -171,7 +171,7 @@ def test_strict_variant_is_the_same_metric_with_verbatim_only():
     from adapters.inhouse.span import InhouseSpan, InhouseSpanStrict
 
     assert (InhouseSpan.strict, InhouseSpanStrict.strict) == (False, True)
-    assert InhouseSpan.version == InhouseSpanStrict.version == "2"
+    assert InhouseSpan.version == InhouseSpanStrict.version == "3"
 
 
 @pytest.mark.parametrize("reply", ['```json\n{"claims": ["Bake at 350 F."]}\n```',

@@ -4,8 +4,10 @@ Definition: split the answer into sentences and run the similarity check of ``ba
 (threshold default 0.80, ``harness run --similarity-threshold T``). A sentence the check approves is
 accepted as grounded without a judge call. Every sentence it flags goes, in one batched call, to the
 in-house span verifier (``inhouse.span``'s verify prompt, each flagged sentence as one claim), and is
-grounded only under the in-house rule: verdict supported with a non-empty quote found verbatim in the
-passage it names. Score = grounded sentences / sentences; an empty answer is unscored.
+grounded only under the in-house rule: verdict supported with a non-empty quote located in the
+passage it names. The verifier's reply is read as ``inhouse.span`` reads it, one re-ask for missing
+verdicts included (:mod:`adapters.inhouse.verdicts`). Score = grounded sentences / sentences; an
+empty answer is unscored.
 
 What the cascade costs is stated beside the full in-house scorer (report section "Similarity
 cascade", and the metric card): the share of sentences the verifier never saw (its work saved), the
@@ -50,7 +52,8 @@ def verified_unit(case: Case, i: int, m: Match, v: dict) -> UnitVerdict:
                        raw_verdict=raw, kind="sentence", span=m.span, quotes=quotes,
                        reason=f"similarity {m.similarity:.4f}: sent to the verifier; {reason} [{check}]".rstrip(),
                        detail={"route": "verifier", "similarity": round(m.similarity, 6), "grounded": grounded,
-                               "check": check, "context_id": m.context_id, "best": m.best})
+                               "check": check, "context_id": m.context_id, "best": m.best,
+                               **({"reasked": True} if v.get("_reasked") else {})})
 
 
 @register
@@ -58,7 +61,7 @@ class CascadeSimilaritySpan(SimilarityThreshold):
     """Similarity filter, then the in-house verifier on the flagged sentences (see the module docstring)."""
 
     name = "cascade.similarity_span"
-    version = "1"
+    version = "2"
     display_name = "Cascade: similarity filter, then in-house verifier"
     short_name = "cascade"
     higher_is_better = True
@@ -77,27 +80,30 @@ class CascadeSimilaritySpan(SimilarityThreshold):
     judge = "adapters.cascade.judge:cascade_reply"
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
-        from adapters.inhouse.span import VERDICTS_SCHEMA, ReplyError, _ask, parse_verdicts, verify_messages
+        from adapters.inhouse.span import ReplyError
+        from adapters.inhouse.verdicts import verify_claims
 
         if not case.answer.strip():
             return CellResult.unscored("no sentences: the answer is empty")
         matches, detail = await match_sentences(case, endpoint)
         flagged = [i for i, m in enumerate(matches) if not m.passes(self.threshold)]
         verdicts: dict[int, dict] = {}
+        reasked, note = [], None
         if flagged:
-            texts = [matches[i].text for i in flagged]
             try:
-                reply = await _ask(endpoint, verify_messages(case, texts), VERDICTS_SCHEMA)
-                verdicts = dict(zip(flagged, parse_verdicts(reply, len(texts))))
+                verified = await verify_claims(endpoint, case, [matches[i].text for i in flagged])
             except ReplyError as e:
                 return CellResult.unscored(f"judge reply unreadable: {e}")
+            verdicts = dict(zip(flagged, verified.verdicts))
+            reasked, note = list(verified.reasked), verified.note or None
         units = [verified_unit(case, i, m, verdicts[i]) if i in verdicts else approved_unit(i, m, self.threshold)
                  for i, m in enumerate(matches)]
         grounded = sum(u.detail["grounded"] for u in units)
         n = len(units)
-        return CellResult.scored(grounded / n, units, detail={
+        return CellResult.scored(grounded / n, units, reason=note, detail={
             **detail, "threshold": self.threshold, "sentences": n, "approved": n - len(flagged),
-            "verified": len(flagged), "grounded": grounded, "work_saved": (n - len(flagged)) / n})
+            "verified": len(flagged), "grounded": grounded, "work_saved": (n - len(flagged)) / n,
+            **({"reasked_claims": reasked} if reasked else {})})
 
     @staticmethod
     def report_sections(data) -> list:

@@ -12,8 +12,12 @@ claim in one batched call, each with a verdict (supported / contradicted / not_f
 id and the verbatim evidence. An empty answer makes no call. Prompts are versioned files under
 ``prompts/``; changing one is a new prompt version and a new metric version.
 
-A judge reply that cannot be read (wrong shape, a verdict missing for a claim) makes the cell
-unscored with the reason: it is never read as "unsupported".
+Replies are read the way real models write them: JSON in a code fence or after prose; a passage
+named as the prompt shows it or as a model writes it (``"[1]"``, ``1``, ``"Passage 1"``, ``"context
+1"``: :mod:`adapters.inhouse.refs`); claims the judge split into fragments (``"2."``) joined again.
+A batch reply that lacks some claims' verdicts is followed by one re-ask for just those claims,
+recorded in the cell's reason and detail (:mod:`adapters.inhouse.verdicts`). A reply that still
+cannot be read makes the cell unscored with the reason: it is never read as "unsupported".
 """
 from __future__ import annotations
 
@@ -23,7 +27,10 @@ import re
 from importlib import resources
 
 from harness.core.records import Case, CellResult, Quote, UnitVerdict
+from harness.core.spans import join_fragments
 from harness.metric import Endpoint, LabelReading, UnrecognisedRequest, register
+
+from adapters.inhouse.refs import resolve_context
 
 PROMPT_VERSION = "v1"
 VERDICTS = ("supported", "contradicted", "not_found")
@@ -85,7 +92,7 @@ def parse_claims(content: str) -> list[str]:
     claims = data.get("claims") if isinstance(data, dict) else None
     if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
         raise ReplyError("decompose reply lacks a list of strings under 'claims'")
-    return [c.strip() for c in claims if c.strip()]
+    return join_fragments([c.strip() for c in claims if c.strip()])
 
 
 def parse_verdicts(content: str, n: int) -> list[dict]:
@@ -145,8 +152,9 @@ def check_evidence(case: Case, verdict: dict, strict: bool = False) -> tuple[boo
     quotes = []
     problem = None
     for e in verdict.get("evidence") or []:
-        cid, text = str(e.get("context_id", "")), str(e.get("quote", ""))
-        ctx = next((c for c in case.contexts if c.id == cid), None)
+        ref, text = e.get("context_id", ""), str(e.get("quote", ""))
+        ctx = resolve_context(ref, case.contexts)
+        cid = ctx.id if ctx is not None else str(ref if ref is not None else "")
         if not text.strip():
             quotes.append(Quote(text, cid or None, verbatim=None))
             continue
@@ -155,7 +163,7 @@ def check_evidence(case: Case, verdict: dict, strict: bool = False) -> tuple[boo
                             hit is not None and hit.match == "exact", hit.match if hit else None))
         if hit is None and problem is None:
             if ctx is None:
-                problem = f"span not found (no context {cid!r})"
+                problem = f"span not found (no context {cid!r}; contexts: {', '.join(c.id for c in case.contexts)})"
             else:
                 near = nearest_passage(text, ctx.text)
                 problem = f"span not found; nearest passage [{cid}]: {near!r}" if near else "span not found"
@@ -176,7 +184,7 @@ class InhouseSpan:
     """Span-attributed groundedness with a local verbatim check (see the module docstring)."""
 
     name = "inhouse.span"
-    version = "2"
+    version = "3"
     display_name = "In-house span groundedness"
     short_name = "inhouse.span"
     order = 10
@@ -199,20 +207,23 @@ class InhouseSpan:
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         if not case.answer.strip():
             return CellResult.unscored("no claims: the answer is empty")
+        from adapters.inhouse.verdicts import verify_claims  # lazy: verdicts imports this module
+
         try:
             claims = parse_claims(await _ask(endpoint, decompose_messages(case), CLAIMS_SCHEMA))
             if not claims:
                 return CellResult.unscored("no claims: the answer asserts nothing checkable")
-            reply = await _ask(endpoint, verify_messages(case, claims), VERDICTS_SCHEMA)
-            verdicts = parse_verdicts(reply, len(claims))
+            verified = await verify_claims(endpoint, case, claims)
         except ReplyError as e:
             return CellResult.unscored(f"judge reply unreadable: {e}")
-        units = [self._unit(case, i, text, v) for i, (text, v) in enumerate(zip(claims, verdicts))]
+        units = [self._unit(case, i, text, v) for i, (text, v) in enumerate(zip(claims, verified.verdicts))]
         grounded = sum(u.detail["grounded"] for u in units)
         near = sum(u.detail["grounded"] and any(q.match == "near" for q in u.quotes) for u in units)
-        return CellResult.scored(grounded / len(units), units,
-                                 detail={"claims": len(units), "grounded": grounded, "grounded_near": near,
-                                         "strict": self.strict, "prompt_version": PROMPT_VERSION})
+        detail = {"claims": len(units), "grounded": grounded, "grounded_near": near, "strict": self.strict,
+                  "prompt_version": PROMPT_VERSION}
+        if verified.reasked:
+            detail["reasked_claims"] = list(verified.reasked)
+        return CellResult.scored(grounded / len(units), units, reason=verified.note or None, detail=detail)
 
     def _unit(self, case: Case, i: int, text: str, v: dict) -> UnitVerdict:
         grounded, quotes, check = check_evidence(case, v, strict=self.strict)
@@ -224,7 +235,8 @@ class InhouseSpan:
             index=i, text=text, kind="claim", verdict="supported" if grounded else "unsupported",
             raw_verdict=raw, reason=f"{reason} [{check}]" if reason else check,
             span=case.unit_span(text), quotes=quotes,
-            detail={"grounded": grounded, "check": check, "strict": self.strict})
+            detail={"grounded": grounded, "check": check, "strict": self.strict,
+                    **({"reasked": True} if v.get("_reasked") else {})})
 
 
 class InhouseSpanStrict(InhouseSpan):

@@ -77,20 +77,37 @@ def words(text: str) -> list[str]:
 
 
 _SENT_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])[\"'\u201d\u2019)\]]*\s+")
+_ABBREV = frozenset(
+    "mr mrs ms mx dr prof gen brig col lt capt cmdr sgt maj adm gov sen rep rev fr hon pres supt "
+    "e.g i.e vs cf approx ca fig".split())
+"""Abbreviations written before the word they belong to (titles, "e.g."): a stop after one never ends a sentence."""
+_TAIL = re.compile(r"([^\W\d_][\w.]*)\.$")
+_LEAD_MARKER = re.compile(r"(?:^|[:\n]\s*)\(?\d{1,2}\.$")
+_MARKER = re.compile(r"\(?(?:\d{1,3}|[a-zA-Z])[.)]")
+_INITIAL = re.compile(r"(?:^|\s)[A-Z]\.$")
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """A plain sentence splitter (end punctuation + whitespace), as spans with trimmed edges.
 
-    Only for locating units and for RAGTruth-style data; vendors split with their own code.
+    Only for locating units and for RAGTruth-style data; vendors split with their own code. It never
+    yields a fragment (:func:`join_fragments`): no split after a title or "e.g." (``Gen. Lansdale``)
+    or after a list number that opens a line or follows a colon; a bare list number joins the
+    sentence after it, a lone word after an initial joins the one before.
 
     >>> t = "One. Two!  Three?"
     >>> [t[s:e] for s, e in sentence_spans(t)]
     ['One.', 'Two!', 'Three?']
+    >>> t = "Steps: 1. Mix the flour. 2. Bake it. The plan came from Gen. Lansdale, e.g. in 1961. By Edward G. Lansdale."
+    >>> [t[s:e] for s, e in sentence_spans(t)]
+    ['Steps: 1. Mix the flour.', '2. Bake it.', 'The plan came from Gen. Lansdale, e.g. in 1961.', 'By Edward G. Lansdale.']
     """
     spans, start = [], 0
     for m in _SENT_END.finditer(text):
-        spans.append((start, m.start() + len(m.group(0).rstrip())))
+        end = m.start()
+        if text[end - 1] == "." and (_abbreviation_at(text, end) or _LEAD_MARKER.search(text, start, end)):
+            continue
+        spans.append((start, end + len(m.group(0).rstrip())))
         start = m.end()
     spans.append((start, len(text)))
     out = []
@@ -101,7 +118,50 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             e -= 1
         if e > s:
             out.append((s, e))
-    return out
+    return [(out[g[0]][0], out[g[-1]][1]) for g in _fragment_groups([text[s:e] for s, e in out])]
+
+
+def join_fragments(pieces: list[str]) -> list[str]:
+    """Pieces of text (sentences, claims) with fragments joined to their neighbour by a space: a bare
+    list number ("2.", "b)") to the piece after it, a lone word after an initial or a title
+    ("G." + "Lansdale.") to the piece before it.
+
+    >>> join_fragments(["1.", "Mix the flour.", "It was Edward G.", "Lansdale.", "Dr.", "Smith agreed."])
+    ['1. Mix the flour.', 'It was Edward G. Lansdale.', 'Dr. Smith agreed.']
+    """
+    return [" ".join(pieces[i] for i in g) for g in _fragment_groups(pieces)]
+
+
+def _abbreviation_at(text: str, end: int) -> bool:
+    m = _TAIL.search(text, 0, end)
+    return m is not None and m.end() == end and m.group(1).lower() in _ABBREV
+
+
+def _fragment_groups(pieces: list[str]) -> list[list[int]]:
+    """Indices of ``pieces`` grouped so that no group is a fragment (see :func:`join_fragments`)."""
+    groups: list[list[int]] = []
+    pending: list[int] = []
+    for i, p in enumerate(pieces):
+        p = p.strip()
+        if _MARKER.fullmatch(p) or (_TAIL.search(p) and _TAIL.search(p).group(0) == p and p[:-1].lower() in _ABBREV):
+            pending.append(i)
+            continue
+        if groups and not pending and len(p.split()) == 1 and _ends_with_initial(pieces[groups[-1][-1]]):
+            groups[-1].append(i)
+            continue
+        groups.append(pending + [i])
+        pending = []
+    if pending:
+        if groups:
+            groups[-1].extend(pending)
+        else:
+            groups.append(pending)
+    return groups
+
+
+def _ends_with_initial(piece: str) -> bool:
+    p = piece.strip()
+    return bool(_INITIAL.search(p)) or _abbreviation_at(p, len(p))
 
 
 def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:

@@ -23,6 +23,7 @@ import concurrent.futures.thread as cft
 import functools
 import os
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -362,7 +363,7 @@ async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek
     except asyncio.TimeoutError:
         return CellResult.error(f"cell timed out after {timeout_s:g}s")
     except Exception as e:  # noqa: BLE001 - isolation: a cell's failure is that cell's error
-        return CellResult.error(error_reason(e, peek() if peek else None))
+        return CellResult.error(error_reason(e, peek() if peek else None), detail={"raised_in": raised_in(e)})
 
 
 def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
@@ -386,6 +387,31 @@ def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
     detail = {**result.detail, "vendor_status": result.status, "vendor_score": result.score,
               "vendor_reason": result.reason, "vendor_flags": list(result.flags)}
     return CellResult.error(reason, result.units, detail=detail)
+
+
+def raised_in(exc: BaseException) -> str:
+    """The module whose code raised ``exc``: the innermost frame of its traceback outside the standard
+    library and pydantic (``json.loads`` failing inside a vendor's parser is the vendor's), so an error
+    of the harness's own code (``harness.``, ``adapters.``) is told from a vendor's; "" if unknown.
+
+    >>> def vendor_parse():
+    ...     import json
+    ...     return json.loads("not json")
+    >>> try:
+    ...     vendor_parse()
+    ... except ValueError as e:
+    ...     raised_in(e)
+    'harness.run.cellwork'
+    """
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_globals.get("__name__", ""))
+        tb = tb.tb_next
+    for name in reversed(frames):
+        top = name.split(".")[0]
+        if name and top not in sys.stdlib_module_names and top not in ("pydantic", "pydantic_core"):
+            return name
+    return frames[-1] if frames else ""
 
 
 def error_reason(exc: BaseException, ledger=None, limit: int = 300) -> str:
