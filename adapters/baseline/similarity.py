@@ -45,7 +45,7 @@ class BaselineSimilarity(SimilarityThreshold):
     """Sentence-level embedding similarity to the passages (see the module docstring)."""
 
     name = "baseline.similarity"
-    version = "1"
+    version = "2"
     display_name = "Similarity baseline (sentence embedding)"
     short_name = "similarity"
     higher_is_better = True

@@ -14,6 +14,7 @@ from harness.core import vocab
 
 from reports.model.case_index import build, card_text
 from reports.render.markup import e
+from reports.render.plots import score_style
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 TITLE = "Cases"
@@ -71,7 +72,6 @@ def metric_head(m: dict) -> str:
 def palette() -> list[str]:
     """The matrix's cell style for each score in hundredths (0.00 .. 1.00), so the case table is coloured as
     the score matrix is."""
-    from reports.render.html import score_style  # noqa: PLC0415 - lazy: reports.render.html imports this module
 
     return [score_style(i / 100) for i in range(101)]
 

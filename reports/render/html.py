@@ -15,7 +15,7 @@ from reports.render import decision as decision_render
 from reports.render.decision import glance_html
 from reports.render.html_divergence import anchors
 from reports.render.markup import e
-from reports.render.plots import CMAP, data_uri
+from reports.render.plots import data_uri, score_style
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d2733;background:#f6f7f9;line-height:1.45}
@@ -39,16 +39,6 @@ td.num{text-align:right;font-variant-numeric:tabular-nums} .matrix td{text-align
 .align td:nth-child(2){width:17em} .align td:last-child{width:14em}
 .legend span.k{display:inline-block;min-width:60px;text-align:center;border:1px solid #ccc;margin-right:6px;padding:0 4px}
 """
-
-
-def score_style(v: float) -> str:
-    """Inline background for a score cell (the heatmap's colour map)."""
-    from matplotlib import colormaps  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
-    from matplotlib.colors import to_hex  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
-
-
-    c = colormaps[CMAP](0.1 + 0.85 * max(0.0, min(1.0, v)))
-    return f"background:{to_hex(c)};color:{'#fff' if v > 0.55 else '#000'}"
 
 
 def cell_td(cell, href: str | None = None) -> str:

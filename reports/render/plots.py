@@ -50,3 +50,12 @@ def cost_chart(costs: list, labels: dict[str, str]) -> bytes:
             ax.spines[s].set_visible(False)
     fig.subplots_adjust(wspace=0.08)
     return _png(fig)
+
+
+def score_style(v: float) -> str:
+    """Inline background for a score cell (the heatmap's colour map)."""
+    from matplotlib import colormaps  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
+    from matplotlib.colors import to_hex  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
+
+    c = colormaps[CMAP](0.1 + 0.85 * max(0.0, min(1.0, v)))
+    return f"background:{to_hex(c)};color:{'#fff' if v > 0.55 else '#000'}"
