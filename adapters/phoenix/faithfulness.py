@@ -39,7 +39,7 @@ def join_context(case: Case) -> str:
     """The context string Phoenix is given.
 
     >>> from harness.core.records import Case, Context
-    >>> join_context(Case("x", "q", (Context("1", "A."), Context("2", "B.")), "a"))
+    >>> join_context(Case("x", "q", (Context("1", "A."), Context("2", "B.")), "a", None))
     'A.\\n\\nB.'
     """
     return CONTEXT_JOIN.join(case.context_texts)
@@ -95,11 +95,26 @@ class PhoenixFaithfulness:
         return to_cell(case, scores[0])
 
 
+def explanation_text(explanation) -> str:
+    """Phoenix's explanation as reason text: it is whatever the judge put there (a list, a number, null).
+
+    >>> explanation_text(["a", "b"]), explanation_text(None), explanation_text("x")
+    ('a; b', '', 'x')
+    """
+    if explanation is None:
+        return ""
+    if isinstance(explanation, (list, tuple)):
+        return "; ".join(str(x) for x in explanation)
+    return str(explanation)
+
+
 def to_cell(case: Case, score) -> CellResult:
-    """The cell from Phoenix's ``Score``: its score as Phoenix gives it, one unit for the answer."""
+    """The cell from Phoenix's ``Score``: its score as Phoenix gives it, one unit for the answer (the
+    explanation as the judge gave it stays in the detail; the reason is its text)."""
     label = str(score.label)
+    why = explanation_text(score.explanation)
     unit = UnitVerdict(index=0, text=case.answer, kind="answer", raw_verdict=label,
                        verdict="supported" if label == "faithful" else "unsupported",
-                       reason=score.explanation, span=(0, len(case.answer)) if case.answer else None)
+                       reason=why, span=(0, len(case.answer)) if case.answer else None)
     detail = {"label": label, "explanation": score.explanation, "model": (score.metadata or {}).get("model")}
-    return CellResult.scored(float(score.score), (unit,), reason=score.explanation, detail=detail)
+    return CellResult.scored(float(score.score), (unit,), reason=why, detail=detail)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from harness.cases.defaults import packaged_cases
 from harness.cases.load import CaseSet, load_cases
 from harness.judge.reference import unannotated
+from harness.judge.responses_api import chat_view, completion_view, is_responses
 from harness.run.runner import JudgeConfig, run
 from harness.store.runstore import RunStore
 
@@ -70,6 +71,10 @@ class Recount:
 
     async def complete(self, cell, body: dict) -> dict:
         resp = await self.inner.complete(cell, body)
+        if is_responses(body):   # a Responses API request and its ``response``: counted as the chat they amount to
+            content = completion_view(resp)["choices"][0]["message"]["content"] or ""
+            pt, ct = request_tokens(chat_view(body)), count_tokens(_text(content))
+            return {**resp, "usage": {"input_tokens": pt, "output_tokens": ct, "total_tokens": pt + ct}}
         content = ((resp.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
         pt, ct = request_tokens(body), count_tokens(_text(content))
         return {**resp, "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}}
