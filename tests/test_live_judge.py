@@ -45,7 +45,7 @@ def live_cases(canonical) -> CaseSet:
     if want.strip() == "all":
         return canonical
     ids = [i.strip() for i in want.split(",") if i.strip()]
-    return CaseSet([canonical.by_id(i) for i in ids])
+    return CaseSet(canonical.path, tuple(canonical.by_id(i) for i in ids), canonical.sha256)
 
 
 def run_live(url: str, model: str, cases, out: str, metrics=None, key_env: str | None = None) -> list[tuple]:
