@@ -317,15 +317,26 @@ async def run_in_process(spec: WorkerSpec, tasks, metrics, cache, on_done, on_re
         for task in tasks:
             while len(running) >= spec.concurrency:
                 finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for f in finished:
-                    f.result()
+                raise_first(finished)
             running.add(asyncio.create_task(one(task)))
-        if running:
-            await asyncio.gather(*running)
+        while running:
+            finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            raise_first(finished)
     finally:
         for t in running:
-            t.cancel()
+            if t.done():
+                raise_first((t,), quiet=True)   # its failure is read, not left for asyncio to print
+            else:
+                t.cancel()
         await worker.close()
+
+
+def raise_first(finished, quiet: bool = False) -> None:
+    """Read every finished task's outcome (so none is reported as "never retrieved") and raise the first
+    failure, unless ``quiet``."""
+    errors = [f.exception() for f in finished if not f.cancelled() and f.exception() is not None]
+    if errors and not quiet:
+        raise errors[0]
 
 
 async def run_cell(gateway, cls, run_id: str, case: Case, name: str, model: str, pools,
