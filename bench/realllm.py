@@ -137,6 +137,7 @@ def main(argv=None) -> int:
         figs, wall = figures(a.store), None
     else:
         out = a.out or tempfile.mkdtemp(prefix="realllm-")
+        os.makedirs(out, exist_ok=True)
         cases = pick_cases(a.case_ids, a.cases_limit, os.path.join(out, "cases.jsonl"))
         env = {**os.environ, "REALLLM_KEY": os.environ.get("REALLLM_KEY", "unused")}
         cmd = [sys.executable, "-m", "harness", "run", "--cases", cases, "--out", out, "--run-id", "realllm",
@@ -147,10 +148,12 @@ def main(argv=None) -> int:
         load0, t0 = os.getloadavg()[0], time.perf_counter()
         p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         wall, load1 = time.perf_counter() - t0, os.getloadavg()[0]
-        if p.returncode != 0:
+        store = os.path.join(out, "realllm", "store.sqlite")
+        if p.returncode != 0:   # exit 1 = some cell errored: the figures say which; anything else: no figures
             sys.stderr.write(p.stderr[-3000:])
-            return p.returncode
-        figs = figures(os.path.join(out, "realllm", "store.sqlite"))
+            if p.returncode != 1 or not os.path.exists(store):
+                return p.returncode
+        figs = figures(store)
         n = sum(1 for _ in open(cases, encoding="utf-8"))
         print(f"{n} cases x {len(figs)} metrics, judge {a.judge_model} at {a.judge_url}, concurrency "
               f"{a.concurrency}, {a.workers} worker(s): run wall {wall:.0f} s (load average {load0:.1f} at start, "

@@ -6,6 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import harness
+from harness.store.frames import parsed
 
 import pandas as pd
 import pytest
@@ -111,7 +112,6 @@ def test_compare_names_a_judge_change_and_status_changes(tmp_path, canonical):
     assert "| cookie-yield | inhouse.span | 0.75 | ERROR |" in markdown(cmp).replace("\\.", ".")
 
 
-@pytest.mark.xfail(reason="fails after this stop's merge of eight branches; to be fixed next session (closing note)", strict=False)
 def test_export_jsonl_and_parquet(runs, tmp_path):
     out, a, _ = runs
     assert main(["export", "a", "--out", out, "--format", "jsonl", "--dest", str(tmp_path / "j")]) == 0
@@ -119,7 +119,8 @@ def test_export_jsonl_and_parquet(runs, tmp_path):
     assert len(cells) == len(a.cells) and set(cells.columns) >= {"case_id", "metric", "score", "status"}
     assert main(["export", "a", "--out", out, "--format", "parquet", "--dest", str(tmp_path / "p")]) == 0
     back = pd.read_parquet(tmp_path / "p" / "cells.parquet")
-    pd.testing.assert_frame_equal(back, a.cells)
+    assert isinstance(back["flags"][0], str)   # parquet keeps the store's JSON columns as JSON text
+    pd.testing.assert_frame_equal(parsed("cells", back), a.cells)
     assert len(pd.read_parquet(tmp_path / "p" / "units.parquet")) == len(a.units)
 
 

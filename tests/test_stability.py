@@ -36,7 +36,6 @@ def sampled(canonical, tmp_path_factory):
     return outcome, served, build(outcome.run_dir)
 
 
-@pytest.mark.xfail(reason="fails after this stop's merge of eight branches; to be fixed next session (closing note)", strict=False)
 def test_every_repeat_is_kept_and_the_run_table_is_repeat_0(sampled, canonical):
     outcome, served, _ = sampled
     store = RunStore.open(outcome.store_path)
@@ -47,7 +46,9 @@ def test_every_repeat_is_kept_and_the_run_table_is_repeat_0(sampled, canonical):
     finally:
         store.close()
     assert reps == [(1, len(METRICS) * 10), (2, len(METRICS) * 10)]
-    assert calls == served["calls"]
+    # every request a vendor sent is a call of its cell, the Responses API probes this chat-only judge
+    # refuses (TruLens, once a cell) included; the judge counts the two apart
+    assert served["refused"] > 0 and calls == served["calls"] + served["refused"]
 
 
 def test_sampling_judge_moves_scores_and_the_report_measures_it(sampled):
