@@ -4,6 +4,8 @@ real OpenAI-compatible server, e.g. the small real model of ``../shared/realllm/
     bash ../shared/realllm/setup.sh serve 1.5b 8081
     HARNESS_LIVE_JUDGE_URL=http://127.0.0.1:8081/v1 HARNESS_LIVE_JUDGE_MODEL=qwen2.5-coder-1.5b-instruct \\
         bash scripts/test.sh tests/test_live_judge.py -m live -s
+    # the parity comparison too, on the replies a bench/realllm.py run recorded (HARNESS_LIVE_RECORD):
+    HARNESS_LIVE_PARITY=1 HARNESS_LIVE_RECORD=/tmp/realllm-record.jsonl HARNESS_LIVE_CASES=all ...
 
 Skipped unless ``HARNESS_LIVE_JUDGE_URL`` is set (``HARNESS_LIVE_JUDGE_MODEL`` names the model,
 ``HARNESS_LIVE_JUDGE_KEY_ENV`` the variable holding a key, if the server needs one). The cases are
@@ -79,26 +81,73 @@ def harness_errors(cells) -> list[tuple]:
     return out
 
 
-def live_parity(url: str, model: str, cases, out: str, key_env: str | None = None) -> list[tuple]:
-    """The stock-parity rows against the judge at ``url``: the harness's cells and the vendors' own
-    usage (``tests/stock_usage.py`` in a subprocess), compared by ``tests.test_stock_parity.compare``."""
+STOCK_SCRIPTS = {"stock_usage.py": ("ragas", "deepeval", "trulens"), "stock_usage_more.py": ("phoenix",)}
+"""The stock scripts of the strict parity tests and the vendors each one runs."""
+STOCK_ENV = {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1"}
+
+
+def stock_runs(url: str, model: str, cases, tmp: str) -> dict:
+    """metric -> case -> [score, exception, message]: each vendor's documented usage (the strict parity
+    test's stock scripts, copied into ``tmp`` and run there, importing nothing of the project) against
+    the judge at ``url``."""
     import json
+    import shutil
     import subprocess
     import sys
 
-    from tests import stock_usage
     from tests.conftest import ROOT
+
+    plain = os.path.join(tmp, "stock-cases.json")
+    with open(plain, "w", encoding="utf-8") as fh:
+        json.dump([{"id": c.id, "question": c.question, "answer": c.answer, "contexts": list(c.context_texts)}
+                   for c in cases], fh)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **STOCK_ENV}
+    out: dict = {}
+    for script, vendors in STOCK_SCRIPTS.items():
+        path = shutil.copy(os.path.join(ROOT, "tests", script), os.path.join(tmp, script))
+        for vendor in vendors:
+            p = subprocess.run([sys.executable, path, vendor, model, plain, url], cwd=tmp, env=env,
+                               capture_output=True, text=True, timeout=4 * 3600)
+            assert p.returncode == 0, f"stock {vendor}: {p.stderr[-3000:]}"
+            data = json.loads(p.stdout.strip().splitlines()[-1])
+            assert data["project_modules"] == [], data["project_modules"]
+            out.update(data["runs"][url])
+    return out
+
+
+def live_parity(url: str, model: str, cases, out: str, key_env: str | None = None,
+                record: str | None = None) -> tuple[list[tuple], dict]:
+    """The strict stock-parity rows against the real judge at ``url`` (root or ``.../v1``), and the relay's
+    counts: the harness's cells and each vendor's own usage, both through one recording relay
+    (:mod:`tests.judges.same_replies`), so the same request gets the same reply whoever asks (a real
+    model's reply to one prompt can change between two calls: that is the judge's wobble, not a
+    difference of the harness's). A stock request the relay answers from the record is one the harness
+    sent byte for byte (JSON keys sorted); one it must forward, the harness never sent. ``record``: a
+    JSONL file of replies kept across runs (``bench/realllm.py --record`` writes one).
+
+    The server's kind is read from what it answered the Responses API (a 2xx: ``openai``; else the
+    chat-only mode of that status), and the rows are judged by ``tests.test_stock_parity.compare`` and its
+    table of allowed differences for that mode."""
+    from tests.judges import same_replies
+    from tests.stock_usage_more import METRICS as MORE
     from tests.test_stock_parity import METRICS, compare
 
-    cells = {(c, m): (s, sc, r or "", tuple(json.loads(f or "[]")))
-             for c, m, s, sc, r, _d, _e, f in run_live(url, model, cases, out, METRICS, key_env)}
-    p = subprocess.run([sys.executable, os.path.join("tests", "stock_usage.py"), url, model, ",".join(METRICS)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=7200)
-    assert p.returncode == 0, p.stderr[-3000:]
-    stock = json.loads(p.stdout.strip().splitlines()[-1])
-    ids = {c.id for c in cases}
-    return [compare(m, cid, stock_usage.Outcome(score=v[0], raised=v[1]), cells[(cid, m)])
-            for m in METRICS for cid, v in stock[m].items() if cid in ids]
+    metrics = (*METRICS, *(m for ms in MORE.values() for m in ms))
+    relay = same_replies.serve(url.removesuffix("/").removesuffix("/v1"), record=record)
+    base = f"http://127.0.0.1:{relay.server_address[1]}"
+    try:
+        cells = {(c, m): (s, sc, r or "", f or "")
+                 for c, m, s, sc, r, _d, _e, f in run_live(f"{base}/harness/v1", model, cases, out, metrics, key_env)}
+        stock = stock_runs(f"{base}/stock/v1", model, cases, out)
+        counts = {side: dict(c) for side, c in relay.RequestHandlerClass.relay_record.counts.items()}
+        statuses = relay.RequestHandlerClass.relay_record.statuses
+    finally:
+        relay.shutdown()
+        relay.server_close()
+    mode = "openai" if statuses.get("/responses", 200) < 300 else (
+        "chat-404" if statuses["/responses"] == 404 else "chat-400")
+    rows = [compare(mode, m, c, {mode: stock}, cells[(c.id, m)]) for m in metrics for c in cases]
+    return rows, {"mode": mode, **counts}
 
 
 @needs_judge
@@ -120,7 +169,14 @@ def test_a_real_judge_scores_the_canonical_cases_with_no_error_of_the_harness(ca
 @pytest.mark.skipif(os.environ.get("HARNESS_LIVE_PARITY") != "1",
                     reason="set HARNESS_LIVE_PARITY=1: the stock side scores every canonical case again")
 def test_stock_parity_holds_against_the_real_judge(canonical, tmp_path):
-    rows = live_parity(URL, MODEL, live_cases(canonical), str(tmp_path), KEY_ENV)
-    for r in rows:
-        print("  ".join(str(v) for v in r))
-    assert rows and not [r for r in rows if r[4] == "DIFFERENT"]
+    from tests.test_stock_parity import render
+
+    rows, counts = live_parity(URL, MODEL, live_cases(canonical), str(tmp_path), KEY_ENV,
+                               os.environ.get("HARNESS_LIVE_RECORD"))
+    print("\n" + render(rows).split("\n\nper mode")[0])
+    print("per metric: same / allowed / DIFFERENT")
+    for m in dict.fromkeys(r[1] for r in rows):
+        got = [r[5] for r in rows if r[1] == m]
+        print(f"  {m:36} {got.count('same'):3} / {got.count('allowed'):3} / {got.count('DIFFERENT'):3}")
+    print("relay:", counts)
+    assert rows and not [r for r in rows if r[5] == "DIFFERENT"], render([r for r in rows if r[5] == "DIFFERENT"])

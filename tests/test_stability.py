@@ -111,3 +111,49 @@ def test_reference_judge_is_called_trivially_stable(canonical, tmp_path):
     built = build(outcome.run_dir)
     md = open(built.md_path, encoding="utf-8").read()
     assert built.report.stability.trivial and "stable by construction" in md and "decision flips" not in md
+
+
+class FailRepeat1:
+    """An upstream wrapper: the judge fails every call of repeat 1 (a 400, not retried)."""
+
+    def __init__(self, upstream):
+        self.inner = upstream
+        self.kind, self.model = upstream.kind, upstream.model
+
+    def scope(self, cell):
+        return self.inner.scope(cell)
+
+    async def complete(self, cell, body):
+        from harness.judge.upstream import UpstreamError
+
+        if cell.repeat == 1:
+            raise UpstreamError("injected: repeat 1 fails", status=400, retryable=False)
+        return await self.inner.complete(cell, body)
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
+def test_an_error_in_a_later_repeat_is_unfinished_work(canonical, tmp_path, monkeypatch, capsys):
+    """An error in repeat 1 counts as the run's own would: the outcome and the exit code say so, and a
+    rerun with the run id resumes exactly those cells."""
+    cases = _few(canonical, 3)
+    outcome = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r1",
+                             progress=False, repeats=2, upstream_wrapper=FailRepeat1))
+    assert outcome.counts["inhouse.span"].get("error", 0) == 0 and outcome.repeat_errors == 3
+    again = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="r1",
+                           progress=False, repeats=2))
+    assert again.repeat_errors == 0 and again.computed == 3
+
+    import dataclasses
+
+    import harness.run.runner as runner  # the CLI imports the runner when it runs: patched there
+
+    failing = runner.run
+    monkeypatch.setattr(runner, "run", lambda opts: failing(dataclasses.replace(opts, upstream_wrapper=FailRepeat1)))
+    from harness_cli import main
+
+    code = main(["run", "--cases", canonical.path, "--metrics", "inhouse.span", "--repeats", "2", "--out",
+                 str(tmp_path), "--run-id", "r2", "--no-report", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1 and "cell(s) of repeats 1-1 errored" in out and "--run-id r2" in out

@@ -327,7 +327,10 @@ def cmd_run(args) -> int:
     print(f"store: {outcome.store_path}")
     report_failed = any([ext.after(args, outcome) for ext in getattr(args, "extensions", ())])
     n_err = sum(c.get("error", 0) for m, c in outcome.counts.items() if m in metrics)
-    return 1 if (n_err or report_failed) else 0
+    if outcome.repeat_errors:   # a repeat's error is as unfinished as the run's own: exit 1, and say so
+        print(f"repeats: {outcome.repeat_errors} cell(s) of repeats 1-{args.repeats - 1} errored; rerun with "
+              f"--run-id {outcome.run_id} to resume them")
+    return 1 if (n_err or outcome.repeat_errors or report_failed) else 0
 
 
 def traffic_line(store, model: str, prices: dict | None) -> str:

@@ -101,6 +101,8 @@ class RunOutcome:
     computed: int
     reused: int
     counts: dict  # metric -> {status: n}
+    repeat_errors: int = 0
+    """Cells of repeats 1..K-1 (``--repeats``) that errored: a rerun with the run id resumes them."""
 
 
 def client_timeout(opts: RunOptions) -> float:
@@ -173,9 +175,12 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
     try:
         computed, reused = _run_cells(opts, run_id, store, classes, mode)
         counts = status_counts(store)
+        repeat_errors = store.rows("SELECT COUNT(*) FROM repeat_cells WHERE status = 'error'")[0][0] \
+            if opts.repeats > 1 else 0
     finally:
         store.close()
-    return RunOutcome(run_id, run_dir, os.path.join(run_dir, RunStore.FILENAME), computed, reused, counts)
+    return RunOutcome(run_id, run_dir, os.path.join(run_dir, RunStore.FILENAME), computed, reused, counts,
+                      repeat_errors)
 
 
 def _open_cache(opts: RunOptions, mode: str):

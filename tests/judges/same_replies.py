@@ -49,6 +49,8 @@ class Record:
         self.path, self.replies, self.locks = path, {}, {}
         self.guard = threading.Lock()
         self.counts: dict[str, Counter] = {}
+        self.statuses: dict[str, int] = {}
+        """Route after ``/v1`` (``/responses``, ``/chat/completions``) -> the status the judge last gave."""
         if path and os.path.exists(path):
             with open(path, encoding="utf-8") as fh:
                 for line in fh:
@@ -74,6 +76,7 @@ class Record:
 def make_handler(upstream: str, record: Record, client: httpx.Client):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        relay_record = record
 
         def log_message(self, *args):   # quiet
             pass
@@ -102,11 +105,13 @@ def make_handler(upstream: str, record: Record, client: httpx.Client):
                 reply = record.replies.get(key)
                 record.count(side, "recorded" if reply else "forwarded")
                 if reply is None:
+                    record.count(side, f"{rest.removeprefix('v1')} forwarded")
                     headers = {h: v for h in FORWARDED_HEADERS if (v := self.headers.get(h))}
                     r = client.post(f"{upstream}/{rest}", content=body, headers=headers)
                     reply = (r.status_code, r.content, r.headers.get("content-type", "application/json"))
                     if r.status_code < 500:   # a server fault is not the judge's answer: not kept
                         record.keep(key, reply)
+                record.statuses[rest.removeprefix("v1")] = reply[0]
             self._send(*reply)
 
     return Handler
