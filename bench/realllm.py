@@ -127,6 +127,8 @@ def main(argv=None) -> int:
     ap.add_argument("--call-timeout", type=float, default=900, help="seconds per judge call (a small model on a "
                     "loaded 2-core machine can generate at ~2 tokens/s)")
     ap.add_argument("--cell-timeout", type=float, default=3600)
+    ap.add_argument("--repeats", type=int, default=1, help="judge every cell K times (the report's judge "
+                    "stability section then gives the figures: build it with `harness report`)")
     ap.add_argument("--out", help="output directory (default: a new temp dir)")
     ap.add_argument("--store", help="only read this existing run store and print its figures")
     ap.add_argument("--json", help="also write the figures to this file")
@@ -144,7 +146,7 @@ def main(argv=None) -> int:
                "--judge-url", a.judge_url, "--judge-model", a.judge_model, "--judge-key-env", "REALLLM_KEY",
                "--cache", "live", "--concurrency", str(a.concurrency), "--workers", str(a.workers),
                "--call-timeout", str(a.call_timeout), "--cell-timeout", str(a.cell_timeout),
-               "--no-report", "--no-progress"] + (["--metrics", a.metrics] if a.metrics else [])
+               "--no-report", "--no-progress", "--repeats", str(a.repeats)] + (["--metrics", a.metrics] if a.metrics else [])
         load0, t0 = os.getloadavg()[0], time.perf_counter()
         p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         wall, load1 = time.perf_counter() - t0, os.getloadavg()[0]

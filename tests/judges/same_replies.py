@@ -107,7 +107,12 @@ def make_handler(upstream: str, record: Record, client: httpx.Client):
                 if reply is None:
                     record.count(side, f"{rest.removeprefix('v1')} forwarded")
                     headers = {h: v for h in FORWARDED_HEADERS if (v := self.headers.get(h))}
-                    r = client.post(f"{upstream}/{rest}", content=body, headers=headers)
+                    try:
+                        r = client.post(f"{upstream}/{rest}", content=body, headers=headers)
+                    except httpx.HTTPError as e:   # the judge went away mid-call: a 502 the client retries
+                        self._send(502, json.dumps({"error": {"message": f"relay: {type(e).__name__}"}}).encode(),
+                                   "application/json")
+                        return
                     reply = (r.status_code, r.content, r.headers.get("content-type", "application/json"))
                     if r.status_code < 500:   # a server fault is not the judge's answer: not kept
                         record.keep(key, reply)
