@@ -31,9 +31,10 @@ import pytest
 from tests.conftest import CANONICAL, ROOT
 from tests.judges import realistic
 
-VENDORS = {"phoenix": ("phoenix.evals", ("phoenix.faithfulness",))}
+VENDORS = {"phoenix": ("phoenix.evals", ("phoenix.faithfulness",)),
+           "mlflow": ("mlflow.genai", ("mlflow.groundedness",))}
 """vendor -> (module that must import, its metrics)."""
-SWITCHES: dict = {}
+SWITCHES: dict = {"MLFLOW_DISABLE_TELEMETRY": "true"}
 """The vendors' own switches the stock side runs with (Phoenix has none)."""
 MODES = tuple(getattr(realistic, "SERVER_MODES", ())) or (None,)
 
