@@ -46,6 +46,21 @@ DEVIATIONS = """Deviations from stock use (each with its reason):
 - The passages go in as `[{"content": passage}, ...]`, the form MLflow documents and the one its
   `RetrievalGroundedness` scorer passes (there with each chunk's `doc_uri` too). MLflow writes
   `str(context)` into the prompt, so the judge sees that Python list literal.
+
+Switches (no score depends on them):
+
+- Set before MLflow is imported (`harness/metric/vendor_env.py`): `MLFLOW_DISABLE_TELEMETRY=true` (MLflow's
+  usage telemetry, which records every judge invocation) and `MLFLOW_MODEL_CATALOG_URI` empty (MLflow's
+  judge otherwise fetches a model catalog from GitHub on a process's first call, for the context size and
+  the cost it reports; empty keeps to the catalog bundled in the package). MLflow 3.17.2 has no tracing
+  switch: `is_grounded` opens no trace and the harness never calls MLflow tracking or tracing, so no
+  `mlruns` folder or database is written (the offline test checks the home and working folders).
+- Set once per process when the first MLflow cell starts: `OPENAI_API_BASE` (the relay; only MLflow reads
+  it, every other vendor's client is built with an explicit base URL), `OPENAI_API_KEY` when unset (a
+  placeholder MLflow insists on), and `127.0.0.1,localhost` added to `NO_PROXY` (MLflow posts with
+  `requests`, which obeys the environment's proxies).
+- Stock MLflow retries a failed judge call 10 times over about 3 minutes; here it does not (Shims): a
+  judge fault the gateway's own retries did not absorb ends the cell as an error.
 """
 
 
