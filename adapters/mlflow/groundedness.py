@@ -90,7 +90,7 @@ class MlflowGroundedness:
     vendor = "mlflow"
     vendor_package = "mlflow-skinny"
     extra = "mlflow"
-    requires = ("mlflow.genai",)
+    requires = ("mlflow",)   # a top-level name: find_spec of "mlflow.genai" would import mlflow (and pandas)
     vendor_packages = ("mlflow-skinny", "requests")
     unit = "answer"
     definition = ("mlflow-skinny 3.17.2 mlflow.genai.judges.is_grounded (the judge of MLflow's "
