@@ -16,6 +16,9 @@ The vendors' documented usage, with their defaults:
 - arize-phoenix-evals 3.9.4: ``LLM(provider="openai", model=..., base_url=..., api_key=...)`` and
   ``FaithfulnessEvaluator(llm=llm).async_evaluate({"input", "output", "context"})``; ``context`` is one
   string, so the passages are joined with a blank line, as a user must join them.
+- mlflow-skinny 3.17.2: ``OPENAI_API_BASE`` and ``OPENAI_API_KEY`` in the environment and
+  ``mlflow.genai.judges.is_grounded(request=, response=, context=[{"content": passage}, ...],
+  model="openai:/<model>")``, one call at a time; its ``yes``/``no`` scored 1/0 (another value raises).
 
 Beyond that the test passes only ``HOME`` pointed at a temporary folder (Phoenix has no telemetry
 switch to set); nothing changes a score.
@@ -29,7 +32,7 @@ import sys
 KEY = "sk-stock-parity"
 PROJECT = ("harness", "adapters", "reports", "tests")
 """Top-level packages of the project: none may be imported here."""
-METRICS = {"phoenix": ("phoenix.faithfulness",)}
+METRICS = {"phoenix": ("phoenix.faithfulness",), "mlflow": ("mlflow.groundedness",)}
 
 
 def outcome(value) -> list:
@@ -63,7 +66,25 @@ def phoenix(url: str, model: str, cases: list[dict]) -> dict:
     return {"phoenix.faithfulness": {c["id"]: outcome(r) for c, r in zip(cases, got)}}
 
 
-VENDORS = {"phoenix": phoenix}
+def mlflow(url: str, model: str, cases: list[dict]) -> dict:
+    import os
+
+    os.environ["OPENAI_API_BASE"], os.environ["OPENAI_API_KEY"] = url, KEY
+    from mlflow.genai.judges import is_grounded
+
+    def one(c):
+        try:
+            fb = is_grounded(request=c["question"], response=c["answer"], model=f"openai:/{model}",
+                             context=[{"content": t} for t in c["contexts"]])
+        except Exception as e:  # noqa: BLE001 - the stock call's failure is the outcome
+            return outcome(e)
+        value = getattr(fb.value, "value", fb.value)
+        return outcome({"yes": 1.0, "no": 0.0}[value] if value in ("yes", "no") else ValueError(value))
+
+    return {"mlflow.groundedness": {c["id"]: one(c) for c in cases}}
+
+
+VENDORS = {"phoenix": phoenix, "mlflow": mlflow}
 
 
 def main(argv: list[str]) -> int:

@@ -31,10 +31,12 @@ import pytest
 from tests.conftest import CANONICAL, ROOT
 from tests.judges import realistic
 
-VENDORS = {"phoenix": ("phoenix.evals", ("phoenix.faithfulness",))}
+VENDORS = {"phoenix": ("phoenix.evals", ("phoenix.faithfulness",)),
+           "mlflow": ("mlflow.genai", ("mlflow.groundedness",))}
 """vendor -> (module that must import, its metrics)."""
-SWITCHES: dict = {}
-"""The vendors' own switches the stock side runs with (Phoenix has none)."""
+SWITCHES: dict = {"MLFLOW_DISABLE_TELEMETRY": "true", "MLFLOW_MODEL_CATALOG_URI": ""}
+"""The vendors' own switches the stock side runs with (Phoenix has none; MLflow's keep it off the network:
+no telemetry, no catalog fetch, which feeds only its cost figure and tool-call pruning)."""
 MODES = tuple(getattr(realistic, "SERVER_MODES", ())) or (None,)
 
 

@@ -84,3 +84,42 @@ def test_a_default_run_scores_every_case_offline_and_writes_only_its_run_dir(met
         store.close()
     assert dict(rows).get("error", 0) == 0 and sum(n for _, n in rows) == 24, rows
     assert registry.get(metric).label_reading is not None
+
+
+def test_mlflow_runs_offline_with_only_its_loopback_relay(tmp_path):
+    """MLflow's judge posts with ``requests`` to a URL (``adapters/mlflow/relay.py``), so its default
+    run uses one socket: to its own relay on 127.0.0.1. The namespace gets its loopback interface up
+    (nothing else) and every logged event must be that: a look-up of 127.0.0.1 and connects to the
+    relay; no other address, no name resolved, no file outside the run directory, 0 errors."""
+    pytest.importorskip("mlflow.genai")
+    home, cwd, out = tmp_path / "home", tmp_path / "cwd", tmp_path / "out"
+    for d in (home, cwd):
+        d.mkdir()
+    log, site = tmp_path / "net.log", tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "OPENAI_"))}
+    env.update(HOME=str(home), NET_LOG=str(log), PYTHONPATH=os.pathsep.join([str(site), ROOT]),
+               XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
+               MPLCONFIGDIR=str(tmp_path / "mpl"), HTTP_PROXY="http://192.0.2.1:9", HTTPS_PROXY="http://192.0.2.1:9")
+    ns = _unshare()
+    run = [sys.executable, "-c", CLI, "run", "--cases", CANONICAL, "--metrics", "mlflow.groundedness",
+           "--out", str(out), "--run-id", "offline", "--no-progress"]
+    cmd = (ns + ["sh", "-c", 'ip link set lo up && exec "$@"', "sh"] + run) if ns and shutil.which("ip") else run
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)   # a loaded CI box
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    events = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    other = [e for e in events if e not in (["resolve", "127.0.0.1"],)
+             and not (e[0] == "connect" and e[1].startswith("('127.0.0.1', "))]
+    assert other == [], f"network use beyond the loopback relay: {other[:10]}"
+    assert len({e[1] for e in events if e[0] == "connect"}) == 1, events[:5]   # one address: the relay
+    assert sum(e[0] == "connect" for e in events) == 24, len(events)           # one call per case
+    assert _files(home) == set() and _files(cwd) == set(), (_files(home), _files(cwd))
+    from harness.store.runstore import RunStore
+
+    store = RunStore.open(str(out / "offline" / "store.sqlite"))
+    try:
+        rows = store.rows("SELECT status, COUNT(*) FROM cells GROUP BY status")
+    finally:
+        store.close()
+    assert dict(rows).get("error", 0) == 0 and sum(n for _, n in rows) == 24, rows
