@@ -1,4 +1,4 @@
-"""The stock side of the parity test for the whole-answer vendors of issue 24 (Phoenix): each
+"""The stock side of the parity test for the whole-answer vendors of issue 24 (Phoenix, Opik): each
 vendor's own documented usage, pointed straight at a judge's base URL.
 
 A standalone script in the style of ``tests/stock_usage.py``: it imports no module of the project
@@ -15,10 +15,12 @@ The vendors' documented usage, with their defaults:
 
 - arize-phoenix-evals 3.9.4: ``LLM(provider="openai", model=..., base_url=..., api_key=...)`` and
   ``FaithfulnessEvaluator(llm=llm).async_evaluate({"input", "output", "context"})``; ``context`` is one
-  string, so the passages are joined with a blank line, as a user must join them.
+  string, so the passages are joined with a blank line, as a user must join them;
+- Opik 2.2.122: ``Hallucination(model=LiteLLMChatModel(model_name="openai/<model>", api_base=...,
+  api_key=...), track=False)`` and ``await metric.ascore(input=..., output=..., context=[...])``.
 
-Beyond that the test passes only ``HOME`` pointed at a temporary folder (Phoenix has no telemetry
-switch to set); nothing changes a score.
+Beyond that the test passes only the vendors' own switches in the environment (Opik's tracking,
+analytics and Sentry off) and ``HOME`` pointed at a temporary folder; none changes a score.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import sys
 KEY = "sk-stock-parity"
 PROJECT = ("harness", "adapters", "reports", "tests")
 """Top-level packages of the project: none may be imported here."""
-METRICS = {"phoenix": ("phoenix.faithfulness",)}
+METRICS = {"phoenix": ("phoenix.faithfulness",), "opik": ("opik.hallucination",)}
 
 
 def outcome(value) -> list:
@@ -63,7 +65,22 @@ def phoenix(url: str, model: str, cases: list[dict]) -> dict:
     return {"phoenix.faithfulness": {c["id"]: outcome(r) for c, r in zip(cases, got)}}
 
 
-VENDORS = {"phoenix": phoenix}
+def opik(url: str, model: str, cases: list[dict]) -> dict:
+    from opik.evaluation.metrics import Hallucination
+    from opik.evaluation.models import LiteLLMChatModel
+
+    metric = Hallucination(model=LiteLLMChatModel(model_name=f"openai/{model}", api_base=url, api_key=KEY),
+                           track=False)
+
+    async def one(c):
+        result = await metric.ascore(input=c["question"], output=c["answer"], context=list(c["contexts"]))
+        return result.value
+
+    got = gather([one(c) for c in cases])
+    return {"opik.hallucination": {c["id"]: outcome(r) for c, r in zip(cases, got)}}
+
+
+VENDORS = {"phoenix": phoenix, "opik": opik}
 
 
 def main(argv: list[str]) -> int:

@@ -1,6 +1,6 @@
-"""Strict stock parity for the whole-answer vendors of issue 24 (Phoenix faithfulness): the harness's
-metric and the vendor's own documented usage score every canonical case against the same realistic
-test judge, and must agree, with no allowed difference.
+"""Strict stock parity for the whole-answer vendors of issue 24 (Phoenix faithfulness, Opik
+hallucination): the harness's metric and the vendor's own documented usage score every canonical case
+against the same realistic test judge, and must agree, with no allowed difference.
 
 - Stock side: ``tests/stock_usage_more.py``, copied into a temporary folder and run there as a script,
   one process per vendor. It imports nothing of the project (it reports the modules it sees; the test
@@ -31,10 +31,13 @@ import pytest
 from tests.conftest import CANONICAL, ROOT
 from tests.judges import realistic
 
-VENDORS = {"phoenix": ("phoenix.evals", ("phoenix.faithfulness",))}
+VENDORS = {"phoenix": ("phoenix.evals", ("phoenix.faithfulness",)),
+           "opik": ("opik", ("opik.hallucination",))}
 """vendor -> (module that must import, its metrics)."""
-SWITCHES: dict = {}
-"""The vendors' own switches the stock side runs with (Phoenix has none)."""
+SWITCHES = {"OPIK_TRACK_DISABLE": "true", "OPIK_ANALYTICS_ENABLE": "false", "OPIK_SENTRY_ENABLE": "false",
+            "OPIK_ENABLE_LITELLM_MODELS_MONITORING": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+"""The vendors' own switches the stock side runs with (Opik's tracking, analytics and error reporting off,
+LiteLLM's bundled price map; Phoenix has none)."""
 MODES = tuple(getattr(realistic, "SERVER_MODES", ())) or (None,)
 
 

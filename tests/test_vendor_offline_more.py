@@ -21,7 +21,7 @@ import pytest
 
 from tests.conftest import CANONICAL, ROOT
 
-METRICS = {"phoenix.faithfulness": "phoenix.evals"}
+METRICS = {"phoenix.faithfulness": "phoenix.evals", "opik.hallucination": "opik"}
 
 SITECUSTOMIZE = r'''
 import json, os, socket
