@@ -20,17 +20,23 @@ How it is run (the vendor's documented usage, pointed at the cell):
 """
 from __future__ import annotations
 
-from harness.metric.protocol import Endpoint, LabelReading, register
 from harness.core.records import Case, CellResult, UnitVerdict
+from harness.metric.protocol import Endpoint, LabelReading, Shim, register
+
+from adapters.opik import _shims
 
 DEVIATIONS = """Deviations from stock use (each with its reason):
 
 - `track=False` on the metric and on its model, and `OPIK_TRACK_DISABLE=true`,
   `OPIK_ANALYTICS_ENABLE=false`, `OPIK_SENTRY_ENABLE=false`, `OPIK_ENABLE_LITELLM_MODELS_MONITORING=false`
-  in the environment before Opik is imported. Reason: Opik logs every metric call as a trace to its
+  and `LITELLM_LOCAL_MODEL_COST_MAP=True` in the environment before Opik is imported
+  (`harness/metric/vendor_env.py`). Reason: Opik logs every metric call as a trace to its
   server (Comet's cloud by default), reports product analytics to Comet's stats host when a metric is
-  created (offline, the process then waits on that host name) and errors to Sentry; the harness sends
-  nothing anywhere but the judge.
+  created (offline, the process then waits on that host name) and errors to Sentry, and LiteLLM fetches
+  its price map from GitHub at import; the harness sends nothing anywhere but the judge.
+- LiteLLM's post-call success handler runs as its own task instead of in LiteLLM's logging worker
+  (the shim below). Reason: on Python 3.11 that worker can miss the cancellation when a run's event
+  loop closes and the run never exits; the handler, the request and the reply are unchanged.
 - LiteLLM gets the cell's `AsyncOpenAI` client (`client=`) besides `api_base`. Reason: every call must
   reach the cell's gateway URL over the run's connection pool; LiteLLM's request is unchanged.
 """
@@ -63,6 +69,7 @@ class OpikHallucination:
                   "following Opik's guidelines (no new information beyond the context, no contradiction, "
                   "partial hallucinations count); Opik returns that score. Lower is better.")
     card_notes = DEVIATIONS
+    shims = (Shim("adapters/opik/_shims.py", _shims.SHIM_TEXT),)
     label_reading = LabelReading({"supported": "faithful", "inference": "faithful", "not_found": "hallucinated",
                                   "contradicted": "hallucinated"},
                                  "Opik reading (score = share of claims that are hallucinated)")
@@ -74,9 +81,12 @@ class OpikHallucination:
         import opik.evaluation.metrics  # noqa: F401
         import opik.evaluation.models  # noqa: F401
 
+        _shims.install()
+
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         from opik.evaluation.metrics import Hallucination
 
+        _shims.install()   # once per process (a no-op after prepare)
         metric = Hallucination(model=make_model(endpoint), track=False)
         result = await metric.ascore(input=case.question, output=case.answer, context=list(case.context_texts))
         return to_cell(case, result)
