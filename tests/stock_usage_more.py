@@ -1,4 +1,4 @@
-"""The stock side of the parity test for the whole-answer vendors of issue 24 (Phoenix): each
+"""The stock side of the parity test for the whole-answer vendors of issue 24 (Phoenix, Opik): each
 vendor's own documented usage, pointed straight at a judge's base URL.
 
 A standalone script in the style of ``tests/stock_usage.py``: it imports no module of the project
@@ -18,10 +18,12 @@ The vendors' documented usage, with their defaults:
   string, so the passages are joined with a blank line, as a user must join them.
 - mlflow-skinny 3.17.2: ``OPENAI_API_BASE`` and ``OPENAI_API_KEY`` in the environment and
   ``mlflow.genai.judges.is_grounded(request=, response=, context=[{"content": passage}, ...],
-  model="openai:/<model>")``, one call at a time; its ``yes``/``no`` scored 1/0 (another value raises).
+  model="openai:/<model>")``, one call at a time; its ``yes``/``no`` scored 1/0 (another value raises);
+- Opik 2.2.122: ``Hallucination(model=LiteLLMChatModel(model_name="openai/<model>", api_base=...,
+  api_key=...), track=False)`` and ``await metric.ascore(input=..., output=..., context=[...])``.
 
-Beyond that the test passes only ``HOME`` pointed at a temporary folder (Phoenix has no telemetry
-switch to set); nothing changes a score.
+Beyond that the test passes only the vendors' own switches in the environment (MLflow's telemetry and
+catalog fetch off; Opik's tracking, analytics and Sentry off) and ``HOME`` pointed at a temporary folder; none changes a score.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ import sys
 KEY = "sk-stock-parity"
 PROJECT = ("harness", "adapters", "reports", "tests")
 """Top-level packages of the project: none may be imported here."""
-METRICS = {"phoenix": ("phoenix.faithfulness",), "mlflow": ("mlflow.groundedness",)}
+METRICS = {"phoenix": ("phoenix.faithfulness",), "mlflow": ("mlflow.groundedness",), "opik": ("opik.hallucination",)}
 
 
 def outcome(value) -> list:
@@ -84,7 +86,22 @@ def mlflow(url: str, model: str, cases: list[dict]) -> dict:
     return {"mlflow.groundedness": {c["id"]: one(c) for c in cases}}
 
 
-VENDORS = {"phoenix": phoenix, "mlflow": mlflow}
+def opik(url: str, model: str, cases: list[dict]) -> dict:
+    from opik.evaluation.metrics import Hallucination
+    from opik.evaluation.models import LiteLLMChatModel
+
+    metric = Hallucination(model=LiteLLMChatModel(model_name=f"openai/{model}", api_base=url, api_key=KEY),
+                           track=False)
+
+    async def one(c):
+        result = await metric.ascore(input=c["question"], output=c["answer"], context=list(c["contexts"]))
+        return result.value
+
+    got = gather([one(c) for c in cases])
+    return {"opik.hallucination": {c["id"]: outcome(r) for c, r in zip(cases, got)}}
+
+
+VENDORS = {"phoenix": phoenix, "mlflow": mlflow, "opik": opik}
 
 
 def main(argv: list[str]) -> int:

@@ -1,6 +1,6 @@
-"""Strict stock parity for the whole-answer vendors of issue 24 (Phoenix faithfulness): the harness's
-metric and the vendor's own documented usage score every canonical case against the same realistic
-test judge, and must agree, with no allowed difference.
+"""Strict stock parity for the whole-answer vendors of issue 24 (Phoenix faithfulness, Opik
+hallucination): the harness's metric and the vendor's own documented usage score every canonical case
+against the same realistic test judge, and must agree, with no allowed difference.
 
 - Stock side: ``tests/stock_usage_more.py``, copied into a temporary folder and run there as a script,
   one process per vendor. It imports nothing of the project (it reports the modules it sees; the test
@@ -32,11 +32,15 @@ from tests.conftest import CANONICAL, ROOT
 from tests.judges import realistic
 
 VENDORS = {"phoenix": ("phoenix.evals", ("phoenix.faithfulness",)),
-           "mlflow": ("mlflow.genai", ("mlflow.groundedness",))}
+           "mlflow": ("mlflow.genai", ("mlflow.groundedness",)),
+           "opik": ("opik", ("opik.hallucination",))}
 """vendor -> (module that must import, its metrics)."""
-SWITCHES: dict = {"MLFLOW_DISABLE_TELEMETRY": "true", "MLFLOW_MODEL_CATALOG_URI": ""}
-"""The vendors' own switches the stock side runs with (Phoenix has none; MLflow's keep it off the network:
-no telemetry, no catalog fetch, which feeds only its cost figure and tool-call pruning)."""
+SWITCHES = {"MLFLOW_DISABLE_TELEMETRY": "true", "MLFLOW_MODEL_CATALOG_URI": "",
+            "OPIK_TRACK_DISABLE": "true", "OPIK_ANALYTICS_ENABLE": "false", "OPIK_SENTRY_ENABLE": "false",
+            "OPIK_ENABLE_LITELLM_MODELS_MONITORING": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+"""The vendors' own switches the stock side runs with (Phoenix has none): MLflow's keep it off the network
+(no telemetry, no catalog fetch, which feeds only its cost figure and tool-call pruning); Opik's tracking,
+analytics and error reporting off, and LiteLLM's bundled price map."""
 MODES = tuple(getattr(realistic, "SERVER_MODES", ())) or (None,)
 
 

@@ -23,8 +23,15 @@ FORCED = {
     # LangChain / LangSmith tracing.
     "LANGCHAIN_TRACING_V2": "false",
     "LANGSMITH_TRACING": "false",
-    # LiteLLM price-map fetch at import (not installed by default; harmless if absent).
+    # LiteLLM (under Opik): the bundled price map, not the fetch of the remote one at import.
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    # Opik: no trace logging to its server (Comet's cloud by default), no product analytics (it resolves
+    # stats.comet.com when a metric is created, even with tracking off), no Sentry error reports, no
+    # Opik callback in LiteLLM's calls.
+    "OPIK_TRACK_DISABLE": "true",
+    "OPIK_ANALYTICS_ENABLE": "false",
+    "OPIK_SENTRY_ENABLE": "false",
+    "OPIK_ENABLE_LITELLM_MODELS_MONITORING": "false",
     # No model or data hubs.
     "HF_HUB_OFFLINE": "1",
     "HF_DATASETS_OFFLINE": "1",

@@ -145,7 +145,7 @@ class RealisticJudge:
         constraint; the verdicts themselves follow from the text alone."""
         h = digest(msgs) + salt
         rng, quotes = random.Random(h + ":content"), random.Random(h + ":quotes")
-        for handler in (steps.ragas, steps.deepeval, steps_more.phoenix, steps_mlflow.mlflow):
+        for handler in (steps.ragas, steps.deepeval, steps_more.phoenix, steps_mlflow.mlflow, steps_more.opik):
             a = handler(msgs, rng)
             if a is not None:
                 return a

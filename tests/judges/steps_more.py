@@ -1,5 +1,5 @@
 """The realistic judge's answers to the whole-answer vendor judges of issue 24 (content only; the
-server adds the noise): Phoenix's faithfulness classification.
+server adds the noise): Phoenix's faithfulness classification and Opik's hallucination score.
 
 Recognised from the prompt text alone, as :mod:`tests.judges.steps` does: the answer and the context
 are read out of the prompt, and each answer statement (the judge's own split) is rated by word
@@ -13,6 +13,7 @@ from tests.judges import text as T
 from tests.judges.steps import Answer
 
 PHOENIX_START = "In this task, you will be presented with a query, some context and a response."
+OPIK_SYSTEM = "You are an expert judge tasked with evaluating the faithfulness of an AI-generated answer"
 
 
 def _between(text: str, start: str, end: str) -> str | None:
@@ -39,3 +40,17 @@ def phoenix(messages: list[tuple[str, str]], rng: random.Random) -> Answer | Non
     return Answer("phoenix.faithfulness", {"explanation": "The response is based on the context.",
                                            "label": "faithful"})
 
+
+def opik(messages: list[tuple[str, str]], rng: random.Random) -> Answer | None:
+    if len(messages) != 2 or not messages[0][1].startswith(OPIK_SYSTEM):
+        return None
+    user = messages[1][1]
+    answer = _between(user, "<opik_output>\n", "\n</opik_output>")
+    context = _between(user, "<opik_context>\n", "\n</opik_context>")
+    if answer is None or context is None:
+        return None
+    rated = _rated(answer, context, rng)
+    bad = [s for s, label in rated if label != "supported"]
+    score = round(len(bad) / len(rated), 2) if rated else 0.0
+    reasons = [f"Not in the context: {s}" for s in bad] or ["The output is faithful to the context."]
+    return Answer("opik.hallucination", {"score": score, "reason": reasons})
