@@ -119,8 +119,34 @@ class AzureGroundedness:
             evaluator = GroundednessEvaluator(config)
             call = functools.partial(evaluator, query=case.question, response=case.answer,
                                      context=join_context(case))
-            result = await asyncio.to_thread(call)
+            try:
+                result = await asyncio.to_thread(call)
+            except Exception as e:
+                refused = refused_input(e)
+                if refused is None:
+                    raise
+                return CellResult.not_applicable(refused, detail={"refused": str(e)})
         return to_cell(case, result)
+
+
+def refused_input(e: BaseException) -> str | None:
+    """The reason when Azure refused the input itself, before any judge call (its validator's
+    ``EvaluationException`` blamed on the user for a missing field, e.g. "Response string cannot be
+    empty."): the metric does not apply to that case. None for any other exception (the cell's error).
+
+    >>> class EvaluationException(Exception):
+    ...     blame, category = "UserError", "MISSING FIELD"
+    >>> refused_input(EvaluationException("Response string cannot be empty."))
+    'Azure refuses the input before any judge call: Response string cannot be empty.'
+    >>> refused_input(ValueError("x")) is None
+    True
+    """
+    if type(e).__name__ != "EvaluationException":
+        return None
+    blame, category = (getattr(getattr(e, k, None), "value", getattr(e, k, None)) for k in ("blame", "category"))
+    if blame != "UserError" or category != "MISSING FIELD":
+        return None
+    return f"Azure refuses the input before any judge call: {e.args[0] if e.args else e}"
 
 
 def to_cell(case: Case, result: dict) -> CellResult:
