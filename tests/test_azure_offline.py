@@ -1,10 +1,10 @@
 """azure.groundedness runs offline and keeps to the run directory: a default run (reference judge) of
 the metric on the canonical cases, in a fresh process whose every socket connect and address look-up
 is logged (the sitecustomize of ``tests/test_vendor_offline_more.py``), inside a network namespace of
-its own with only the loopback interface up (``unshare -n``, when the machine allows it), scores every
+its own with only the loopback interface up (``unshare -n``, when the machine allows it), finishes every
 case (0 errors), connects to nothing but 127.0.0.1 (the cell's relay into the gateway: Azure's client
 needs a real URL, :mod:`adapters.azure.relay`), and writes nothing to ``HOME`` or the working
-directory. Runs where the vendor is installed (``.venv-azure``); elsewhere it is skipped, saying so.
+directory; the committed card is what that run makes. Runs where the vendor is installed (``.venv-azure``); elsewhere it is skipped, saying so.
 """
 from __future__ import annotations
 
@@ -73,7 +73,16 @@ def test_a_default_run_scores_every_case_offline_through_loopback_only(tmp_path)
         calls = store.rows("SELECT SUM(calls) FROM cells")
     finally:
         store.close()
-    assert dict(rows) == {"scored": 24}, rows
-    assert calls[0][0] == 24, calls   # one judge call per answer, every one through the gateway's books
+    # every case finished: 23 scored, the empty answer not applicable (Azure's validator refuses it, no call)
+    assert dict(rows) == {"scored": 23, "not_applicable": 1}, rows
+    assert calls[0][0] == 23, calls   # one judge call per scored answer, every one in the gateway's books
     if netns:
         print("ran in a private network namespace (loopback only)")
+    # the committed card is what this reference run of the canonical set makes (`harness cards --from-run`
+    # in .venv-azure; the main environment's card check leaves it alone: registry.apart())
+    from reports.cards.generate import generate
+
+    card = generate(str(out / "offline"))["azure.groundedness.md"]
+    with open(os.path.join(ROOT, "reports", "cards", "azure.groundedness.md"), encoding="utf-8") as fh:
+        assert card == fh.read(), ("stale card: .venv-azure/bin/harness cards --from-run <a reference run of "
+                                   "azure.groundedness> and commit reports/cards/azure.groundedness.md")

@@ -119,4 +119,5 @@ def test_harness_scores_what_azures_own_usage_scores(parity):
 def test_the_judge_recognised_every_request(parity):
     _, books = parity
     for b in books:
-        assert b["unrecognised"] == 0 and b["crashed"] == 0 and b["calls"] >= 24, b
+        # one call per answer but the empty one (Azure refuses it before calling)
+        assert b["unrecognised"] == 0 and b["crashed"] == 0 and b["calls"] >= 23, b
