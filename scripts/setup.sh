@@ -6,6 +6,10 @@
 # does nothing (well under a second); otherwise it syncs, and byte-compiles only the files that changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# scripts/setup_azure.sh reuses this script for .venv-azure (the azure extra installs alone: pyproject's conflicts)
+VENV=${HARNESS_VENV:-.venv}
+read -r -a EXTRAS <<< "${HARNESS_EXTRAS:---all-extras --no-extra azure}"
+export UV_PROJECT_ENVIRONMENT=$VENV
 UV_VERSION=0.13.8
 TOOLS=.tools
 export UV_PYTHON_DOWNLOADS=never          # use this machine's python3.11, never download one
@@ -28,28 +32,28 @@ for v in UV_DEFAULT_INDEX UV_INDEX_URL UV_INDEX UV_EXTRA_INDEX_URL; do [ -n "${!
 for f in "${XDG_CONFIG_HOME:-$HOME/.config}/uv/uv.toml" /etc/uv/uv.toml; do
   [ -f "$f" ] && grep -qE '^\s*(\[\[index\]\]|index-url|extra-index-url)' "$f" && index="$f"
 done
-STAMP=.venv/.harness-setup
+STAMP=$VENV/.harness-setup
 fingerprint() {   # what a synced .venv depends on, and the installed set (site-packages changes on any install)
-  { echo "$UV_VERSION $PY $index"; cat uv.lock pyproject.toml; ls -a .venv/lib/python*/site-packages 2>/dev/null; } \
+  { echo "$UV_VERSION $PY $index"; cat uv.lock pyproject.toml; ls -a "$VENV"/lib/python*/site-packages 2>/dev/null; } \
     | sha256sum | cut -d' ' -f1
 }
-if [ -x .venv/bin/python ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$(fingerprint)" ]; then
-  echo "setup: .venv is up to date with uv.lock (nothing to do)" >&2
+if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$(fingerprint)" ]; then
+  echo "setup: $VENV is up to date with uv.lock (nothing to do)" >&2
   exit 0
 fi
 rm -f "$STAMP"
 if [ -z "$index" ]; then
-  echo "setup: syncing .venv with uv.lock (frozen)" >&2
-  "$TOOLS/bin/uv" sync --frozen --all-extras --python "$PY" --quiet
+  echo "setup: syncing $VENV with uv.lock (frozen)" >&2
+  "$TOOLS/bin/uv" sync --frozen "${EXTRAS[@]}" --python "$PY" --quiet
 else
   echo "setup: installing uv.lock's pins and hashes through your index ($index)" >&2
   req=$(mktemp)
   trap 'rm -f "$req"' EXIT
-  "$TOOLS/bin/uv" export --frozen --all-extras --format requirements-txt --no-emit-project --quiet -o "$req"
-  [ -x .venv/bin/python ] || "$TOOLS/bin/uv" venv --python "$PY" --quiet .venv
-  "$TOOLS/bin/uv" pip sync --python .venv/bin/python --quiet "$req"
-  "$TOOLS/bin/uv" pip install --python .venv/bin/python --no-deps --quiet -e .
+  "$TOOLS/bin/uv" export --frozen "${EXTRAS[@]}" --format requirements-txt --no-emit-project --quiet -o "$req"
+  [ -x "$VENV/bin/python" ] || "$TOOLS/bin/uv" venv --python "$PY" --quiet "$VENV"
+  "$TOOLS/bin/uv" pip sync --python "$VENV/bin/python" --quiet "$req"
+  "$TOOLS/bin/uv" pip install --python "$VENV/bin/python" --no-deps --quiet -e .
 fi
 echo "setup: byte-compiling what changed" >&2
-.venv/bin/python -m compileall -q -j 0 .venv/lib/python*/site-packages >/dev/null || true
+"$VENV/bin/python" -m compileall -q -j 0 "$VENV"/lib/python*/site-packages >/dev/null || true
 fingerprint > "$STAMP"

@@ -20,4 +20,6 @@ def run(args) -> int:
         missing = missing_vendor(cls)
         state = f"  [unavailable: {missing}]" if missing else ""
         print(f"{name:36} v{cls.version:4} {cls.display_name} (unit: {cls.unit}){state}")
+    for name, how in registry.apart().items():   # vendors that install in an environment of their own
+        print(f"{name:36} [installs alone, not in this environment: {how}]")
     return 0

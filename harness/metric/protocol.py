@@ -311,6 +311,10 @@ class Metric(Protocol):
     """The :class:`harness.core.vocab.Flag` s this metric may raise beyond the shared ones (may be empty)."""
     extra: ClassVar[str | None]
     """The package's optional extra that installs this metric's vendor (None: nothing to install)."""
+    installs_alone: ClassVar[str | None]
+    """None, or how to get the metric when its extra cannot be installed beside the others (an environment
+    of its own): where its vendor is missing the registry lists it apart (:func:`harness.metric.registry.apart`)
+    with this text, and naming it says so; where it is installed it is a metric like any other."""
     requires: ClassVar[tuple[str, ...]]
     """Modules that must be importable for the metric to run (checked without importing them)."""
     run_options: ClassVar[tuple[RunOption, ...]]
@@ -344,7 +348,7 @@ class Metric(Protocol):
 REQUIRED = ("name", "version", "display_name", "short_name", "order", "higher_is_better", "vendor", "unit",
             "definition", "judge")
 DEFAULTS = {"score_range": (0.0, 1.0), "vendor_package": None, "card_notes": "", "shims": (),
-            "label_reading": None, "flags": (), "extra": None, "requires": (),
+            "label_reading": None, "flags": (), "extra": None, "installs_alone": None, "requires": (),
             "run_options": (), "unit_credit": UnitCredit(), "uses_judge": True, "vendor_packages": None,
             "report_sections": None, "card_sections": None}
 """Protocol attributes a class may leave out, with the value it then has."""

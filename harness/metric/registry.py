@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from importlib import metadata
+from importlib.util import find_spec
 
 from harness.metric.protocol import check
 
@@ -17,6 +18,8 @@ GROUP = "groundedness_harness.metrics"
 """The entry-point group metrics are declared in."""
 
 _found: dict[str, type] | None = None
+_apart: dict[str, type] = {}
+"""Metrics whose vendor installs alone (``installs_alone``) and is not installed in this environment."""
 
 
 class UnknownMetric(ValueError):
@@ -37,15 +40,35 @@ def discover() -> dict[str, type]:
             cls = check(ep.load())
             if cls.name != ep.name:
                 raise TypeError(f"entry point {ep.name!r} -> {ep.value} names a class whose name is {cls.name!r}")
-            found[ep.name], where[ep.name] = cls, ep.value
+            where[ep.name] = ep.value
+            if cls.installs_alone and not _installed(cls):
+                _apart[ep.name] = cls
+            else:
+                found[ep.name] = cls
         _found = found
     return dict(_found)
+
+
+def _installed(cls) -> bool:
+    """Are the modules the class requires importable here (checked without importing them)?"""
+    try:
+        return all(find_spec(m) is not None for m in cls.requires)
+    except (ImportError, ValueError):   # a parent package that is missing
+        return False
+
+
+def apart() -> dict[str, str]:
+    """Metrics declared here whose vendor installs alone and is not installed in this environment:
+    name -> how to get it (the class's ``installs_alone``). They are not in :func:`names`."""
+    discover()
+    return {n: _apart[n].installs_alone for n in sorted(_apart)}
 
 
 def refresh() -> None:
     """Forget what was discovered (after installing a distribution at run time)."""
     global _found
     _found = None
+    _apart.clear()
 
 
 def names() -> list[str]:
@@ -59,6 +82,8 @@ def get(name: str) -> type:
     found = discover()
     if name in found:
         return found[name]
+    if name in _apart:
+        raise UnknownMetric(f"metric {name!r} is not installed in this environment: {_apart[name].installs_alone}")
     close = difflib.get_close_matches(name, list(found), n=3, cutoff=0.4)
     hint = f"; did you mean {', '.join(close)}? " if close else "; "
     raise UnknownMetric(f"unknown metric {name!r}{hint}known: {', '.join(names())}")

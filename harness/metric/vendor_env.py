@@ -45,6 +45,12 @@ FORCED = {
     # MLflow's judges fetch a model catalog from GitHub on their first call (context size, cost); empty: the
     # catalog bundled in the package only.
     "MLFLOW_MODEL_CATALOG_URI": "",
+    # Azure AI Evaluation: azure-core's distributed tracing off; promptflow's tracing off should promptflow be
+    # installed beside it; the package's own prompty runner, never promptflow's (the stock default, forced).
+    # Its telemetry to Azure lives in `evaluate()` uploads, which the harness never calls.
+    "AZURE_TRACING_ENABLED": "false",
+    "PF_DISABLE_TRACING": "true",
+    "AI_EVALS_USE_PF_PROMPTY": "false",
 }
 
 

@@ -305,7 +305,9 @@ def write_cards(cards: dict[str, str], cards_dir: str, check: bool = False) -> l
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(text)
     if check and os.path.isdir(cards_dir):
-        changed += sorted(f for f in os.listdir(cards_dir) if f.endswith(".md") and f not in cards)
+        # a metric installed in an environment of its own keeps the card made there (registry.apart())
+        apart = {f"{n}.md" for n in registry.apart()}
+        changed += sorted(f for f in os.listdir(cards_dir) if f.endswith(".md") and f not in cards and f not in apart)
     return changed
 
 

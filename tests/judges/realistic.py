@@ -44,7 +44,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.judges import steps, steps_minicheck, steps_mlflow, steps_more, steps_trulens
+from tests.judges import steps, steps_azure, steps_minicheck, steps_mlflow, steps_more, steps_trulens
 from tests.judges.formats import format_of, render_formatted
 from tests.judges.responses_api import messages_of, response_object
 from tests.judges.text import count_tokens
@@ -145,7 +145,7 @@ class RealisticJudge:
         constraint; the verdicts themselves follow from the text alone."""
         h = digest(msgs) + salt
         rng, quotes = random.Random(h + ":content"), random.Random(h + ":quotes")
-        for handler in (steps.ragas, steps.deepeval, steps_more.phoenix, steps_mlflow.mlflow, steps_more.opik):
+        for handler in (steps.ragas, steps.deepeval, steps_more.phoenix, steps_mlflow.mlflow, steps_more.opik, steps_azure.azure):
             a = handler(msgs, rng)
             if a is not None:
                 return a
