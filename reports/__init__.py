@@ -53,6 +53,7 @@ def frames(rep, key: str) -> dict:
     """The tables of section ``key`` as pandas DataFrames (header cells as columns), by caption (``table N``,
     counted from 1, for a table without one), in the section's order."""
     import pandas as pd  # noqa: PLC0415 - lazy
+
     from reports.model.blocks import Table  # noqa: PLC0415 - lazy
 
     tables = [t for t in section(rep, key).parts if isinstance(t, Table)]
@@ -71,6 +72,7 @@ def alignment(rep, case_id: str):
     that land on the row (``verdict (raw verdict)``, ``[shared]`` when a unit spans several rows), one
     column per metric (short names), as the report's divergence section shows it."""
     import pandas as pd  # noqa: PLC0415 - lazy
+
     from reports.model.alignment import align, units_from_frame  # noqa: PLC0415 - lazy
     from reports.model.sections import mark_text  # noqa: PLC0415 - lazy
 
