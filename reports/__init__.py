@@ -9,7 +9,7 @@ Everything is read from the run store; nothing is scored again. Importing ``repo
     reports.frames(rep, "facts")               # a section's tables as DataFrames, by caption
     reports.markdown(rep, "cascade")           # a section as Markdown
     reports.alignment(rep, "cookie-yield")     # each metric's units on the answer's claims
-    reports.build(result.run_dir)              # write index.html and report.md (``harness report``)
+    reports.write(result)                      # write index.html and report.md (``harness report``)
 
 :func:`load` returns :class:`reports.build.Report`: ``data`` (cases, metrics, the store's tables),
 ``cells`` (the score matrix), ``divergences``, ``summaries`` (means with intervals), ``costs``,
@@ -18,7 +18,7 @@ Everything is read from the run store; nothing is scored again. Importing ``repo
 """
 from __future__ import annotations
 
-__all__ = ["alignment", "build", "frames", "load", "markdown", "section"]
+__all__ = ["alignment", "frames", "load", "markdown", "section", "write"]
 
 
 def load(run, threshold: float | None = None):
@@ -32,12 +32,12 @@ def load(run, threshold: float | None = None):
     return compute(load_run(str(path)), DEFAULT_THRESHOLD if threshold is None else threshold)
 
 
-def build(run, out_dir: str | None = None):
+def write(run, out_dir: str | None = None):
     """Write ``run``'s HTML and Markdown report (into its run directory unless ``out_dir``); where they went
-    (``html_path``, ``md_path``)."""
-    from reports.build import build as _build  # noqa: PLC0415 - lazy
+    (``html_path``, ``md_path``). (Not ``build``: that name is the module :mod:`reports.build`.)"""
+    from reports.build import build  # noqa: PLC0415 - lazy
 
-    return _build(str(getattr(run, "run_dir", run)), out_dir)
+    return build(str(getattr(run, "run_dir", run)), out_dir)
 
 
 def section(rep, key: str):

@@ -1,14 +1,18 @@
 """Execute the notebooks in notebooks/ and store their outputs in place: the one way to refresh them.
 
-    .venv/bin/python scripts/refresh_notebooks.py                 # every notebook
-    .venv/bin/python scripts/refresh_notebooks.py choose_a_metric # some of them (names, .ipynb optional)
+    .venv/bin/python scripts/refresh_notebooks.py                  # every notebook
+    .venv/bin/python scripts/refresh_notebooks.py choose_a_metric  # some of them (names, .ipynb optional)
+    .venv/bin/python scripts/refresh_notebooks.py --run DIR        # reuse DIR, a run of the canonical set
+    .venv/bin/python scripts/refresh_notebooks.py --own-runs       # each notebook makes its own run
 
 Each notebook runs top to bottom in a fresh Jupyter kernel started in notebooks/ (where Jupyter starts
-when a user opens it), offline, with the reference judge, as a user would run it: nothing is shared
-between notebooks and no run is reused. The stored notebook keeps the outputs and execution counts; the
-per-cell execution timestamps nbclient adds are dropped so that a refresh with the same results changes
-nothing but what a run really changes. tests/test_notebooks.py checks that the stored outputs match a
-fresh run's (:func:`meaningful`).
+when a user opens it), offline, with the reference judge. The notebooks that read a run of the canonical
+set (``HARNESS_RUN``: choose_a_metric, trust_each_metric) share one ``harness run`` of it, made here
+first, as tests/test_notebooks.py does; their outputs are the same as with a run of their own
+(``--own-runs`` makes those, as a user opening them would). The stored notebook keeps the outputs and
+execution counts; the per-cell execution timestamps nbclient adds are dropped so that a refresh with the
+same results changes nothing but what a run really changes. tests/test_notebooks.py checks that the
+stored outputs match a fresh run's (:func:`meaningful`).
 """
 from __future__ import annotations
 
@@ -96,12 +100,39 @@ def meaningful(nb) -> list[list[str]]:
     return out
 
 
+def canonical_run(out: str) -> str:
+    """``harness run`` of the canonical set, every metric, the reference judge, into ``out``; its run folder."""
+    import subprocess  # noqa: PLC0415
+
+    cmd = [sys.executable, "-m", "harness", "run", "--run-id", "canonical", "--out", out, "--no-progress",
+           "--no-report"]
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    run = os.path.join(out, "canonical")
+    if r.returncode not in (0, 1) or not os.path.isfile(os.path.join(run, "store.sqlite")):
+        raise SystemExit(f"refresh_notebooks: the canonical run failed ({r.returncode}): {r.stderr[-2000:]}")
+    return run
+
+
 def main(argv: list[str]) -> int:
+    import argparse  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
     import nbformat  # noqa: PLC0415 - lazy: dev group
 
-    for name in names(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help="notebooks to refresh (default: all)")
+    ap.add_argument("--run", help="an existing run folder of the canonical set to share (default: one made here)")
+    ap.add_argument("--own-runs", action="store_true", help="each notebook makes its own run, as a user's would")
+    ap.add_argument("--timeout", type=int, default=1800, help="seconds a cell may take (default 1800)")
+    a = ap.parse_args(argv)
+    chosen = names(a.names)
+    env = {}
+    if not a.own_runs:
+        run = a.run or canonical_run(tempfile.mkdtemp(prefix="refresh-notebooks-"))
+        env = {"HARNESS_RUN": os.path.abspath(run)}
+    for name in chosen:
         print(f"refresh_notebooks: executing {name} ...", flush=True)
-        nb = execute(name)
+        nb = execute(name, env, a.timeout)
         nbformat.write(nb, os.path.join(NOTEBOOKS, name))
         print(f"refresh_notebooks: {name}: outputs stored", flush=True)
     return 0
