@@ -56,6 +56,8 @@ def _source() -> str | None:
     vcs = info.get("vcs_info")
     if url and vcs:
         ref = vcs.get("requested_revision")
+        if url.startswith("file:///"):   # pip before 24.1 rejects ``name @ git+file:///...``; ``localhost`` serves all
+            url = "file://localhost/" + url[len("file:///"):]
         return f"{vcs.get('vcs', 'git')}+{url}" + (f"@{ref}" if ref else "")
     return url
 
