@@ -46,7 +46,8 @@ def default_workers() -> int:
 
 CELLS_PER_EXTRA_WORKER = 2000
 """Vendor cells a further worker needs before its own vendor imports pay off. Measured on 2 cores (issue
-26): 1,000 cells at zero judge latency took 16.6 s with 2 workers and 13.6 s with 1."""
+26): 1,000 cells at zero judge latency took 16.6 s with 2 workers and 13.6 s with 1; 3,360 vendor cells ran
+1.34x faster with 2 (bench/README.md)."""
 
 
 def auto_workers(cells: int, judge_bound: bool, cores: int | None = None) -> int:
@@ -57,13 +58,15 @@ def auto_workers(cells: int, judge_bound: bool, cores: int | None = None) -> int
     small for a second worker's vendor imports to pay; else one more per :data:`CELLS_PER_EXTRA_WORKER`
     cells, up to the cores.
 
-    >>> auto_workers(1000, False, 2), auto_workers(4000, False, 2), auto_workers(50000, True, 2)
-    (1, 2, 1)
+    >>> auto_workers(1000, False, 2), auto_workers(2000, False, 2), auto_workers(3360, False, 2)
+    (1, 2, 2)
+    >>> auto_workers(50000, True, 2), auto_workers(50000, False, 4)
+    (1, 4)
     """
     cores = cores or default_workers()
     if judge_bound:
         return 1
-    return max(1, min(cores, cells // CELLS_PER_EXTRA_WORKER))
+    return max(1, min(cores, 1 + cells // CELLS_PER_EXTRA_WORKER))
 
 
 def worker_cores(n: int) -> list[int] | None:
