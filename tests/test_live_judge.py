@@ -37,6 +37,9 @@ DEFAULT_CASES = ("cookie-yield", "release-date-contradicted", "refund-invented",
 """One case of each kind (the subset ``bench/realllm.py`` was run on): partly grounded, contradicted,
 invented, an abstention, [N] citations, two passages, the empty answer."""
 HARNESS_CODE = ("harness.", "adapters.")
+JUDGE_FAILED = ("JudgeHTTPError: judge HTTP ", "judge call failed after ")
+"""Reasons of a cell whose judge call failed (a non-2xx status or no answer in time, after the retries):
+raised by the harness's endpoint (``harness.metric.protocol``) or the vendor's retry, but the judge's."""
 
 needs_judge = pytest.mark.skipif(not URL, reason="set HARNESS_LIVE_JUDGE_URL (and HARNESS_LIVE_JUDGE_MODEL)")
 
@@ -76,6 +79,8 @@ def harness_errors(cells) -> list[tuple]:
         if status != "error":
             continue
         raised_in = json.loads(detail or "{}").get("raised_in") or ""
+        if (reason or "").startswith(JUDGE_FAILED):   # the judge answered non-2xx, or not in time
+            continue
         if raised_in.startswith(HARNESS_CODE) or "judge reply unusable" in (reason or ""):
             out.append((case_id, metric, raised_in, reason))
     return out
