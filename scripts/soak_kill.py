@@ -133,7 +133,7 @@ def main(argv=None) -> int:
     cmd = [*base_cmd, "--cases", cases_path, "--run-id", RUN_ID, "--faults", args.faults, "--fault-seed",
            str(seed % 1000), "--call-timeout", str(args.call_timeout), "--judge-latency-ms", str(args.latency_ms), "--concurrency", "8"]
     try:
-        head = None if args.no_ray else RayHead()
+        head = None if args.no_ray else RayHead().start()
     except RuntimeError as e:
         log(str(e))
         return 1

@@ -52,8 +52,10 @@ def workers_of(pid: int) -> list[int]:
 
 
 def pids_naming(*markers: str) -> set[int]:
-    """Processes whose command line names any of ``markers``, and all their descendants."""
+    """Processes whose command line names any of ``markers``, and all their descendants (never the calling
+    process itself, whose own command line may hold a marker)."""
     table = _table()
+    table.pop(os.getpid(), None)
     found = {p for p, (_, cmd) in table.items() if any(m.encode() in cmd for m in markers)}
     grew = True
     while grew:
@@ -103,25 +105,34 @@ def store_rows(store: str) -> dict:
 
 
 class RayHead:
-    """A Ray head node on 127.0.0.1 (2 CPUs, no dashboard, usage statistics off) in a temp dir of its own.
+    """A Ray head node on 127.0.0.1 (2 CPUs, no dashboard, usage statistics off) in a temp dir of its own:
+    ``RayHead().start()``.
 
     :meth:`stop` ends every process it started: those naming its temp dir, its GCS address or its client
     server's port (the client server names only the last two), and their descendants; then removes the
-    temp dir. ``RuntimeError`` when ``ray start`` fails (the processes it left are stopped first)."""
+    temp dir. ``RuntimeError`` when ``ray start`` fails or times out (what it started is stopped first)."""
 
-    def __init__(self, timeout: float = 180.0):
+    def __init__(self):
         self.tmp = tempfile.mkdtemp(prefix="hray-", dir="/tmp")   # short: Ray's socket paths must fit 107 bytes
         self.port, self.client_port = free_port(), free_port()
         self.address = f"127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 180.0) -> "RayHead":
+        """Start the head (``ray start``); returns this head."""
         env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
         ray = os.path.join(os.path.dirname(sys.executable), "ray")
         cmd = [ray, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(self.port), "--num-cpus", "2",
                "--include-dashboard=false", "--disable-usage-stats", "--object-store-memory", str(100 * 2**20),
                "--temp-dir", self.tmp, "--ray-client-server-port", str(self.client_port)]
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        try:
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:   # a loaded machine: what it started so far must not stay behind
+            self.stop()
+            raise RuntimeError(f"ray start did not finish in {timeout:.0f} s (machine load?)") from None
         if p.returncode != 0:
             self.stop()
             raise RuntimeError(f"ray start failed: {p.stdout[-1500:]}{p.stderr[-1500:]}")
+        return self
 
     def pids(self) -> set[int]:
         """The processes this head started (see the class)."""

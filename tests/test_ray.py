@@ -27,7 +27,7 @@ def _listening(pids: set[int]) -> list[str]:
 def ray_head():
     """A head node on 127.0.0.1 (tests/procs.py); after the module, none of its processes is left."""
     try:
-        head = RayHead(timeout=120)
+        head = RayHead().start(timeout=120)
     except RuntimeError as e:
         pytest.fail(str(e))
     try:
@@ -76,3 +76,16 @@ def test_no_cluster_is_one_clear_error(tmp_path, canonical):
     with pytest.raises(RayUnavailable, match="no Ray cluster"):
         run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="x", progress=False,
                        ray=f"127.0.0.1:{free_port()}"))
+
+
+def test_a_ray_start_that_times_out_leaves_no_process():
+    """A loaded machine once kept ``ray start`` past its timeout (180 s): the processes it had started
+    stayed behind, and the soak script ended with a traceback."""
+    head = RayHead()
+    try:
+        head.start(timeout=2)
+    except RuntimeError as e:
+        assert "did not finish in 2 s" in str(e) or "ray start failed" in str(e)
+    else:                                   # a machine fast enough to start it in 2 s: stop it, the same check
+        head.stop()
+    assert not head.pids() and not os.path.exists(head.tmp)
