@@ -65,6 +65,17 @@ def pids_naming(*markers: str) -> set[int]:
     return found
 
 
+def _started(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot), None when it is gone or a zombie: tells a reused pid
+    apart."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return None if fields[0] == "Z" else int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def stored_cells(store: str) -> int:
     """Cells in the run store at ``store`` now, read-only while a run may be writing it (0 before it exists
     or while it cannot be read)."""
@@ -135,8 +146,14 @@ class RayHead:
         return self
 
     def pids(self) -> set[int]:
-        """The processes this head started (see the class)."""
-        return pids_naming(self.tmp, self.address, f"--port={self.client_port}", f"--port {self.client_port}")
+        """The processes this head started (see the class), and any found before that still runs: a
+        Ray process renames itself (``ray::DashboardAgent``) and its parent may be gone by then."""
+        now = pids_naming(self.tmp, self.address, f"--port={self.client_port}", f"--port {self.client_port}")
+        seen = getattr(self, "_seen", {})
+        for pid in now:
+            seen.setdefault(pid, _started(pid))
+        self._seen = {pid: t for pid, t in seen.items() if t is not None and _started(pid) == t}
+        return set(self._seen)
 
     def stop(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGKILL):
