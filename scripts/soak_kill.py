@@ -26,10 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import signal
-import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -41,6 +38,8 @@ if ROOT not in sys.path:
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from soak import DEFAULT_SPEC, compare, soak_cases  # noqa: E402 - the fault soak's cases and comparison
+
+from tests.procs import RayHead, store_rows, stored_cells, workers_of  # noqa: E402 - shared with the tests
 
 FINAL = ("scored", "unscored", "vendor_nan", "not_applicable")
 RUN_ID = "kill-soak"
@@ -62,117 +61,6 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _children(pid: int) -> dict[int, bytes]:
-    """Direct children of ``pid``: their command lines."""
-    out = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as fh:
-                parent = int(fh.read().rsplit(")", 1)[1].split()[1])
-            if parent == pid:
-                with open(f"/proc/{d}/cmdline", "rb") as fh:
-                    out[int(d)] = fh.read()
-        except (OSError, ValueError, IndexError):
-            continue
-    return out
-
-
-def _pids_under(marker: str) -> set[int]:
-    """Processes whose command line names ``marker`` (the Ray head's own temp dir), and their children."""
-    found, parents = set(), {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/cmdline", "rb") as fh:
-                cmd = fh.read()
-            with open(f"/proc/{d}/stat") as fh:
-                parents[int(d)] = int(fh.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if marker.encode() in cmd:
-            found.add(int(d))
-    grew = True
-    while grew:
-        kids = {p for p, pp in parents.items() if pp in found} - found
-        grew = bool(kids)
-        found |= kids
-    return found
-
-
-class RayHead:
-    """A Ray head node on 127.0.0.1 in its own temp dir; :meth:`stop` ends exactly its processes."""
-
-    def __init__(self):
-        self.tmp = tempfile.mkdtemp(prefix="hray-", dir="/tmp")   # short: Ray's socket paths must fit 107 bytes
-        port = _free_port()
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-        ray = os.path.join(os.path.dirname(sys.executable), "ray")
-        cmd = [ray, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
-               "--include-dashboard=false", "--disable-usage-stats", "--object-store-memory", str(100 * 2**20),
-               "--temp-dir", self.tmp, "--ray-client-server-port", str(_free_port())]
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
-        if p.returncode != 0:
-            self.stop()
-            raise SystemExit(f"ray start failed: {p.stdout[-1500:]}{p.stderr[-1500:]}")
-        self.address = f"127.0.0.1:{port}"
-
-    def stop(self) -> None:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for pid in _pids_under(self.tmp):
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-            time.sleep(1)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-def snapshot(store: str) -> dict:
-    """Every row of every cell (cells, units, calls) by (case, metric); asserts the store's integrity and
-    that no cell, unit or call is there twice."""
-    if not os.path.exists(store):
-        return {}
-    db = sqlite3.connect(store)
-    try:
-        ok = db.execute("PRAGMA integrity_check").fetchone()[0]
-        if ok != "ok":
-            raise AssertionError(f"store integrity_check: {ok}")
-        for table, key in (("cells", "case_id, metric"), ("units", "case_id, metric, idx"),
-                           ("calls", "case_id, metric, seq")):
-            dup = db.execute(f"SELECT {key}, COUNT(*) FROM {table} GROUP BY {key} HAVING COUNT(*) > 1").fetchall()
-            if dup:
-                raise AssertionError(f"{table}: rows stored twice: {dup[:5]}")
-        cells = {(r[0], r[1]): r for r in db.execute("SELECT * FROM cells")}
-        units, calls = {}, {}
-        for r in db.execute("SELECT * FROM units ORDER BY case_id, metric, idx"):
-            units.setdefault((r[0], r[1]), []).append(r)
-        for r in db.execute("SELECT * FROM calls ORDER BY case_id, metric, seq"):
-            calls.setdefault((r[0], r[1]), []).append(r)
-    finally:
-        db.close()
-    return {k: (row, units.get(k, []), calls.get(k, [])) for k, row in cells.items()}
-
-
-def _count(store: str) -> int:
-    try:
-        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
-        try:
-            return db.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
-
-
 def segment(cmd: list[str], store: str, kill: str | None, at_cells: int, rng: random.Random, log) -> tuple[int, str]:
     """Run one ``harness run``; ``kill``: ``worker`` (SIGKILL one worker process once ``at_cells`` cells
     are stored), ``driver`` (SIGKILL the driver's process group then), or None (run to the end).
@@ -183,12 +71,12 @@ def segment(cmd: list[str], store: str, kill: str | None, at_cells: int, rng: ra
     try:
         if kill is not None:
             deadline = time.time() + 600
-            while p.poll() is None and time.time() < deadline and _count(store) < at_cells:
+            while p.poll() is None and time.time() < deadline and stored_cells(store) < at_cells:
                 time.sleep(0.02)
             time.sleep(rng.uniform(0.0, 0.5))
             if p.poll() is None:
                 if kill == "worker":
-                    workers = [pid for pid, c in _children(p.pid).items() if b"spawn_main" in c]
+                    workers = workers_of(p.pid)
                     if workers:
                         killed = rng.choice(workers)
                         os.kill(killed, signal.SIGKILL)
@@ -200,7 +88,7 @@ def segment(cmd: list[str], store: str, kill: str | None, at_cells: int, rng: ra
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait(30)
-    log(f"  exit {p.returncode}; " + (f"killed {kill} pid {killed} at {_count(store)} stored cells"
+    log(f"  exit {p.returncode}; " + (f"killed {kill} pid {killed} at {stored_cells(store)} stored cells"
                                       if killed else "ran to the end"))
     return p.returncode, err
 
@@ -238,13 +126,17 @@ def main(argv=None) -> int:
     if p.returncode != 0:
         log(f"fault-free run failed ({p.returncode}): {p.stderr[-2000:]}")
         return 1
-    baseline = {(r[0][0], r[0][1]): (r[0][4], r[0][5], r[0][7]) for r in snapshot(
+    baseline = {(r[0][0], r[0][1]): (r[0][4], r[0][5], r[0][7]) for r in store_rows(
         os.path.join(out, "fault-free", "store.sqlite")).values()}
 
     store = os.path.join(out, RUN_ID, "store.sqlite")
     cmd = [*base_cmd, "--cases", cases_path, "--run-id", RUN_ID, "--faults", args.faults, "--fault-seed",
            str(seed % 1000), "--call-timeout", str(args.call_timeout), "--judge-latency-ms", str(args.latency_ms), "--concurrency", "8"]
-    head = None if args.no_ray else RayHead()
+    try:
+        head = None if args.no_ray else RayHead().start()
+    except RuntimeError as e:
+        log(str(e))
+        return 1
     kept: dict = {}
     problems: list[str] = []
     try:
@@ -254,7 +146,7 @@ def main(argv=None) -> int:
                 ("resume 3", "--workers", None)]
         for name, how, kill in plan:
             place = [how, head.address] if how == "--ray" else [how, "2"]
-            before = _count(store)
+            before = stored_cells(store)
             at = before + max(1, int(rng.uniform(0.1, 0.3) * (total - before)))
             log(f"{name}: {' '.join(place)}, {before} cells stored" + (f", SIGKILL of the {kill} after ~{at}"
                                                                         if kill else ""))
@@ -267,7 +159,7 @@ def main(argv=None) -> int:
                                 f"{rc}: {err[-800:]}")
             if kill is None and rc not in (0, 1):
                 problems.append(f"{name}: the last resume should finish; exit {rc}: {err[-800:]}")
-            snap = snapshot(store)
+            snap = store_rows(store)
             changed = [k for k, rows in kept.items() if snap.get(k) != rows]
             if changed:
                 problems.append(f"{name}: {len(changed)} cell(s) finished earlier were changed or lost: {changed[:5]}")
@@ -277,7 +169,7 @@ def main(argv=None) -> int:
         if head is not None:
             head.stop()
 
-    final = snapshot(store)
+    final = store_rows(store)
     expected = {(c.id, m) for c in cases for m in metrics}
     cells = [(r[0][0], r[0][1], r[0][4], r[0][5], r[0][6], r[0][7]) for r in final.values()]
     outcome, silent = compare(cells, baseline)

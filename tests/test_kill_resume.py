@@ -7,7 +7,6 @@ replayed with ``HARNESS_KILL_SEED=<seed>``.
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ import time
 import pytest
 
 from tests.conftest import CANONICAL, ROOT
+from tests.procs import store_rows, stored_cells
 
 SEED = int(os.environ.get("HARNESS_KILL_SEED") or random.SystemRandom().randrange(1_000_000))
 METRIC = "inhouse.span"
@@ -41,26 +41,6 @@ def _start_and_kill(out, delay_s, *extra):
     return finished_early
 
 
-def _snapshot(store):
-    """Every row of every finished cell (cells, units, calls), keyed by (case, metric)."""
-    db = sqlite3.connect(store)
-    try:
-        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        cells = {(r[0], r[1]): r for r in db.execute("SELECT * FROM cells")}
-        units, calls = {}, {}
-        for r in db.execute("SELECT * FROM units ORDER BY case_id, metric, idx"):
-            units.setdefault((r[0], r[1]), []).append(r)
-        for r in db.execute("SELECT * FROM calls ORDER BY case_id, metric, seq"):
-            calls.setdefault((r[0], r[1]), []).append(r)
-        for table, key in (("cells", "case_id, metric"), ("units", "case_id, metric, idx"),
-                           ("calls", "case_id, metric, seq")):
-            dup = db.execute(f"SELECT {key}, COUNT(*) FROM {table} GROUP BY {key} HAVING COUNT(*) > 1").fetchall()
-            assert dup == [], (table, dup)
-    finally:
-        db.close()
-    return {k: (row, units.get(k, []), calls.get(k, [])) for k, row in cells.items()}
-
-
 def _consistent(snap):
     """Units and calls of each cell agree with its row: no orphans, no gaps, counts match the ledger."""
     for key, (row, units, calls) in snap.items():
@@ -84,7 +64,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, workers):
         delay = rng.uniform(0.2, 4.0)     # start-up takes ~1-2 s, the cells ~3 s more
         early = _start_and_kill(out, delay, *slow)
         print(f"round {round_}: killed after {delay:.2f}s" + (" (the run had already finished)" if early else ""))
-        snap = _snapshot(store) if os.path.exists(store) else {}
+        snap = store_rows(store)
         _consistent(snap)
         for key, rows in kept.items():                   # cells finished in an earlier round: untouched
             assert snap[key] == rows, (SEED, key)
@@ -96,7 +76,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, workers):
     assert done.returncode == 0, (SEED, done.stdout[-2000:], done.stderr[-2000:])
     if 0 < n_kept < 24:   # (with nothing left to compute the runner says nothing about resuming)
         assert f"resume: {n_kept} finished cell(s) kept" in done.stderr, (SEED, done.stderr)
-    final = _snapshot(store)
+    final = store_rows(store)
     _consistent(final)
     for key, rows in kept.items():
         assert final[key] == rows, (SEED, key)           # same score, units, calls, finish time, attempt
@@ -107,7 +87,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, workers):
 
     clean = run(RunOptions(cases=load_cases(CANONICAL), metrics=[METRIC], out_dir=str(out), run_id="clean",
                            progress=False))
-    ref = _snapshot(clean.store_path)
+    ref = store_rows(clean.store_path)
     assert set(final) == set(ref) and len(final) == 24
     for key in ref:
         got, want = final[key], ref[key]
@@ -124,17 +104,6 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, workers):
         s.close()
 
 
-def _count(store) -> int:
-    try:
-        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
-        try:
-            return db.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
-
-
 def test_ctrl_c_keeps_finished_cells_and_says_how_to_resume(tmp_path):
     out = tmp_path / "out"
     p = subprocess.Popen(_cmd(out, "k", "--judge-latency-ms", "200", "--no-progress", "--workers", "2"), cwd=ROOT,
@@ -142,16 +111,16 @@ def test_ctrl_c_keeps_finished_cells_and_says_how_to_resume(tmp_path):
     assert p.stdout.readline().startswith("judge: ")
     store = out / "k" / "store.sqlite"
     for _ in range(3000):                         # interrupt once a few cells are finished
-        if store.exists() and _count(store) >= 3:
+        if store.exists() and stored_cells(store) >= 3:
             break
         time.sleep(0.01)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 1, err[-2000:]
     assert "harness: interrupted; finished cells are kept, rerun with the same --run-id to resume" in err
-    snap = _snapshot(str(out / "k" / "store.sqlite"))
+    snap = store_rows(str(out / "k" / "store.sqlite"))
     _consistent(snap)
     done = subprocess.run(_cmd(out, "k"), cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and f"resume: {len(snap)} finished cell(s) kept" in done.stderr, done.stderr
-    final = _snapshot(str(out / "k" / "store.sqlite"))
+    final = store_rows(str(out / "k" / "store.sqlite"))
     assert len(final) == 24 and all(final[k] == v for k, v in snap.items())

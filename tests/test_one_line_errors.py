@@ -5,8 +5,6 @@ run directory behind), a report or an export that cannot be written where it goe
 import importlib.util
 import os
 import signal
-import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -17,44 +15,10 @@ from harness.run.runner import RunOptions, run
 import pytest
 
 from tests.conftest import CANONICAL, ROOT
+from tests.procs import free_port, stored_cells, workers_of
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _cells(store) -> int:
-    try:
-        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
-        try:
-            return db.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
-
-
-def _workers_of(pid: int) -> list[int]:
-    """The spawned worker processes of ``pid`` (not multiprocessing's resource tracker)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as fh:
-                parent = int(fh.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{d}/cmdline", "rb") as fh:
-                cmd = fh.read()
-        except OSError:
-            continue
-        if parent == pid and b"spawn_main" in cmd:
-            out.append(int(d))
-    return out
-
-
-def test_a_worker_killed_with_sigkill_is_one_line_and_keeps_finished_cells(tmp_path):
+def test_a_worker_killed_with_sigkill_is_one_line_and_keeps_finishedstored_cells(tmp_path):
     out = tmp_path / "out"
     store = out / "w" / "store.sqlite"
     p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--cases", CANONICAL, "--metrics", "inhouse.span",
@@ -63,9 +27,9 @@ def test_a_worker_killed_with_sigkill_is_one_line_and_keeps_finished_cells(tmp_p
                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 600
-        while time.time() < deadline and not (_cells(store) >= 2 and _workers_of(p.pid)):
+        while time.time() < deadline and not (stored_cells(store) >= 2 and workers_of(p.pid)):
             time.sleep(0.05)
-        os.kill(_workers_of(p.pid)[0], signal.SIGKILL)
+        os.kill(workers_of(p.pid)[0], signal.SIGKILL)
         stdout, stderr = p.communicate(timeout=120)
     finally:
         if p.poll() is None:
@@ -74,7 +38,7 @@ def test_a_worker_killed_with_sigkill_is_one_line_and_keeps_finished_cells(tmp_p
     assert "Traceback" not in stderr, stderr[-3000:]
     line = [ln for ln in stderr.splitlines() if ln.startswith("harness: ")]
     assert len(line) == 1 and "died (exit code -9)" in line[0] and "rerun with the same --run-id" in line[0]
-    assert _cells(store) >= 2                                       # what was finished is kept
+    assert stored_cells(store) >= 2                                       # what was finished is kept
 
 
 def test_ray_with_no_cluster_is_one_line_and_leaves_no_run_directory(tmp_path):
@@ -82,7 +46,7 @@ def test_ray_with_no_cluster_is_one_line_and_leaves_no_run_directory(tmp_path):
     test's own Ray head (tests/test_ray.py) trips over."""
     if importlib.util.find_spec("ray") is None:   # not importorskip: importing Ray here, before the harness sets
         pytest.skip("ray is not installed")         # its loopback switches, breaks tests/test_ray.py later on
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     p = subprocess.run([sys.executable, "-m", "harness", "run", "--cases", CANONICAL, "--metrics", "inhouse.span",
                         "--ray", address, "--out", str(tmp_path / "out"), "--run-id", "r", "--no-progress"],
                        capture_output=True, text=True, timeout=300)
@@ -106,7 +70,7 @@ def test_a_report_that_cannot_be_written_is_one_line(finished, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1, err
     assert err.startswith("harness: cannot write the report") and "--report-dir" in err
-    assert _cells(finished.store_path) == 1
+    assert stored_cells(finished.store_path) == 1
 
 
 def test_an_export_that_cannot_be_written_is_one_line(finished, capsys):

@@ -28,13 +28,13 @@ import os
 import sqlite3
 import time
 from dataclasses import asdict
-from urllib.parse import quote
 
 from harness.cases.load import case_digest, case_to_json
 from harness.core.records import CellResult, Ledger
 from harness.core.redact import scrub
 from harness.core.vocab import FINISHED
 from harness.store import repeats
+from harness.store.readonly import connect_readonly
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -95,22 +95,6 @@ class StoreWriteError(Exception):
         self.path, self.error = path, error
 
 
-def _connect_readonly(path: str) -> sqlite3.Connection:
-    """A read-only connection. A WAL database in a directory the reader cannot write (no ``-shm``
-    file can be made) is opened as immutable instead; ValueError when the file is not a run store."""
-
-    uri = f"file:{quote(os.path.abspath(path))}"
-    for flags in ("?mode=ro", "?mode=ro&immutable=1"):
-        try:
-            db = sqlite3.connect(uri + flags, uri=True, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA busy_timeout=10000")
-            db.execute("SELECT value FROM meta LIMIT 1").fetchall()
-            return db
-        except sqlite3.DatabaseError as e:
-            err = e
-    raise ValueError(f"{path}: cannot be read as a run store ({err})")
-
-
 class RunStore:
     """Open or create with :meth:`create` / :meth:`open`."""
 
@@ -121,7 +105,7 @@ class RunStore:
         self.readonly = readonly
         self._batch = None
         if readonly:
-            self.db = _connect_readonly(path)
+            self.db = connect_readonly(path)
             return
         try:
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
