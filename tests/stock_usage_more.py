@@ -47,10 +47,16 @@ def outcome(value) -> list:
 
 
 def gather(coros) -> list:
+    """Every coroutine's result or exception, in one event loop that is left open afterwards.
+
+    Not ``asyncio.run``: its teardown cancels every task left, and LiteLLM 1.80.0's logging worker (Opik's
+    model) can lose that cancellation on Python 3.11 and wait for ever (CPython gh-86296, LiteLLM #16518;
+    the harness's opik adapter carries a shim for it, and this stock side must stay unpatched). The scores
+    are complete before the teardown, so skipping it changes nothing the vendor computed."""
     async def main():
         return await asyncio.gather(*coros, return_exceptions=True)
 
-    return asyncio.run(main())
+    return asyncio.new_event_loop().run_until_complete(main())
 
 
 def phoenix(url: str, model: str, cases: list[dict]) -> dict:

@@ -36,7 +36,8 @@ def test_canonical_divergences_explain_the_classic_case():
     assert unstated.verdicts("deepeval.faithfulness") == {"ambiguous"}
     assert unstated.verdicts("inhouse.span") == {"unsupported"}
     assert cookie.row_reasons[unstated_at].startswith("definition: ") and "'borderline'" in cookie.row_reasons[unstated_at]
-    assert divs["product-age"].rule == "definition" and "judge also said supported" in divs["product-age"].reason
+    # the inference case: the lowest is a whole-answer judge (MLflow's "no": its prompt forbids inference)
+    assert divs["product-age"].rule == "definition" and "rates the whole answer" in divs["product-age"].reason
     assert "Human label: inference" in divs["product-age"].reason
     mixed = divs["mixed-sentence"]
     assert any(t.startswith("decomposition: ") for t in mixed.row_reasons.values())  # the shared sentence

@@ -10,7 +10,9 @@ annotated claims, or one claim per answer sentence for RAGTruth-style span label
 An answer with no claims (an abstention, an empty answer) is neither. A case without annotation is
 unlabelled and left out, counted. Answer level: the metric calls an answer ungrounded when its score
 is below a threshold; the figures are given at the default threshold (the top of the score range: the
-metric finds something ungrounded), over a sweep of every distinct threshold with the best marked
+metric finds something ungrounded; a score where lower is better, Opik's, is first turned round on its
+range: :mod:`reports.model.orient`, so its thresholds read as 1 - score), over a sweep of every distinct
+threshold with the best marked
 (chosen on the same answers, so optimistic), and AUROC from the continuous score. Claim level, for
 metrics whose units are located in the answer: a human claim is flagged by the metric when a unit
 overlapping it is unsupported (ambiguous and excluded units do not flag it); claims no unit overlaps
@@ -25,6 +27,7 @@ from harness.core.spans import overlaps
 
 from reports.model import agreement_stats as A
 from reports.model.intervals import honest, honest_auroc
+from reports.model.orient import oriented
 
 TARGETS = {"hallucinated": ("not_found", "contradicted"),
            "not_attributable": ("not_found", "contradicted", "inference")}
@@ -134,7 +137,7 @@ def compute(data, resamples: int = A.RESAMPLES) -> list[MetricAgreement]:
                 excluded[status] = excluded.get(status, 0) + 1
                 continue
             ids.append(cid)
-            scores.append(float(cell.score))
+            scores.append(oriented(m, float(cell.score)))   # lower-is-better scores turned round
         top = _top(data, m)
         answers = {t: figures([answer_truth(data.cases[c], t) for c in ids], scores, top, resamples) for t in TARGETS}
         out.append(MetricAgreement(m, len(labelled), excluded, answers, _claim_level(data, m, ids, resamples)))

@@ -13,6 +13,8 @@ from typing import Callable
 
 from harness.core import vocab
 
+from reports.model.orient import scale, unit
+
 EPS = 1e-9
 
 
@@ -122,36 +124,27 @@ class Answer:
         return ", ".join(self.case_ids)
 
 
-def _range(metric: str) -> tuple[float, float]:
-    """The metric's score range from its class (the metric owns it); (0, 1) when it cannot be read."""
-    try:
-        from harness.metric import registry  # noqa: PLC0415 - lazy: an old run's metric may not be importable
-
-        lo, hi = (float(x) for x in registry.get(metric).score_range)
-    except Exception:  # noqa: BLE001 - an old run's metric may not be importable
-        return 0.0, 1.0
-    return (lo, hi) if hi > lo else (0.0, 1.0)
-
-
-def answer(probe: Probe, cell, case_id: str = "", score_range: tuple[float, float] = (0.0, 1.0)) -> Answer:
-    """Answer one probe from one matrix cell. The rules read a score on 0-1: a metric whose range is
-    another (``score_range``, e.g. Azure's 1-5) is placed on it first (1-5: 5 is 1.0, 3 is 0.5).
+def answer(probe: Probe, cell, case_id: str = "", span: tuple[float, float, bool] = (0.0, 1.0, True)) -> Answer:
+    """Answer one probe from one matrix cell. The rules read a score on 0-1, 1 = grounded: a metric whose
+    range is another (``span``: bottom, top, higher is better; e.g. Azure's 1-5) is placed on it first (1-5:
+    5 is 1.0, 3 is 0.5), and a score where lower is better (Opik's) is turned round.
 
     >>> from reports.model.matrix import Cell
     >>> answer(PROBES[0], Cell("scored", 1.0)).answer, answer(PROBES[0], Cell("scored", 0.75)).answer
     ('yes', 'no')
     >>> answer(PROBES[0], Cell("vendor_nan", None, reason="r")).answer
     'unscored by the vendor'
-    >>> answer(PROBES[0], Cell("scored", 2.0), score_range=(1.0, 5.0)).answer
+    >>> answer(PROBES[0], Cell("scored", 2.0), span=(1.0, 5.0, True)).answer
     'no'
+    >>> answer(PROBES[0], Cell("scored", 0.0), span=(0.0, 1.0, False)).answer
+    'yes'
     """
     ids = (case_id,) if case_id else ()
     if cell is None or cell.status != "scored":
         status = cell.status if cell is not None else "missing"
         return Answer(probe, no_score(status), cell.label if cell else "-", cell.reason if cell else None,
                       case_ids=ids)
-    lo, hi = score_range
-    return Answer(probe, probe.answer((cell.score - lo) / (hi - lo)), cell.label, None, tuple(cell.flags), ids)
+    return Answer(probe, probe.answer(unit("", cell.score, span)), cell.label, None, tuple(cell.flags), ids)
 
 
 def combine(answers: list[Answer]) -> Answer:
@@ -168,7 +161,7 @@ def combine(answers: list[Answer]) -> Answer:
 def answers(cells: dict, metric: str, cases) -> list[Answer]:
     """Every probe some case of ``cases`` (Case objects, in run order) shows, answered for ``metric``."""
     cases = list(cases)
-    span = _range(metric)
+    span = scale(metric)
     out = []
     for p in PROBES:
         mine = [answer(p, cells.get((c.id, metric)), c.id, span) for c in cases if p.matches(c)]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from reports.model.alignment import Row, align, units_from_frame
 from reports.model.matrix import build
+from reports.model.orient import unit
 from reports.model.reasons import case_reason, explain_row, row_disagrees
 
 DEFAULT_THRESHOLD = 0.2
@@ -90,9 +91,10 @@ def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
     compared = [m for m in data.metrics if in_divergence(m)]
     for pos, cid in enumerate(data.case_ids):
         scores = {m: cells[(cid, m)].score for m in compared if cells[(cid, m)].status == "scored"}
-        s = spread(scores)
+        s = spread({m: unit(m, v) for m, v in scores.items()})   # on one scale, 1 = grounded
         if s is None or s[0] < threshold - 1e-9:
             continue
+        s = (s[0], (s[1][0], scores[s[1][0]]), (s[2][0], scores[s[2][0]]))   # shown as each metric scored it
         case = data.cases.get(cid)
         rows = align(case, by_case.get(cid, []))
         flags = {m: cells[(cid, m)].flags for m in data.metrics}

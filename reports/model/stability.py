@@ -17,6 +17,7 @@ from itertools import combinations
 from reports.model import agreement_stats as A
 from reports.model.agreement import top_of
 from reports.model.blocks import Block, Table
+from reports.model.orient import oriented
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def metric_stability(df, metric: str, k: int, top: float) -> MetricStability:
     scored = d[d["status"] == "scored"]
     by_case: dict[str, dict[int, float]] = {}
     for cid, r, s in zip(scored["case_id"], scored["repeat"], scored["score"]):
-        by_case.setdefault(cid, {})[int(r)] = float(s)
+        by_case.setdefault(cid, {})[int(r)] = oriented(metric, float(s))   # the decision read as agreement reads it
     multi = {c: v for c, v in by_case.items() if len(v) >= 2}
     if not multi:
         return MetricStability(metric, 0, None, None, None, None, None, _rates(d, k))
