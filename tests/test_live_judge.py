@@ -91,7 +91,7 @@ STOCK_SCRIPTS = {"stock_usage.py": ("ragas", "deepeval", "trulens"), "stock_usag
 STOCK_ENV = {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1"}
 
 
-def stock_runs(url: str, model: str, cases, tmp: str) -> dict:
+def stock_runs(url: str, model: str, cases, tmp: str, vendors: tuple[str, ...] | None = None) -> dict:
     """metric -> case -> [score, exception, message]: each vendor's documented usage (the strict parity
     test's stock scripts, copied into ``tmp`` and run there, importing nothing of the project) against
     the judge at ``url``."""
@@ -108,9 +108,9 @@ def stock_runs(url: str, model: str, cases, tmp: str) -> dict:
                    for c in cases], fh)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **STOCK_ENV}
     out: dict = {}
-    for script, vendors in STOCK_SCRIPTS.items():
+    for script, script_vendors in STOCK_SCRIPTS.items():
         path = shutil.copy(os.path.join(ROOT, "tests", script), os.path.join(tmp, script))
-        for vendor in vendors:
+        for vendor in (v for v in script_vendors if vendors is None or v in vendors):
             p = subprocess.run([sys.executable, path, vendor, model, plain, url], cwd=tmp, env=env,
                                capture_output=True, text=True, timeout=4 * 3600)
             assert p.returncode == 0, f"stock {vendor}: {p.stderr[-3000:]}"
@@ -121,7 +121,7 @@ def stock_runs(url: str, model: str, cases, tmp: str) -> dict:
 
 
 def live_parity(url: str, model: str, cases, out: str, key_env: str | None = None,
-                record: str | None = None) -> tuple[list[tuple], dict]:
+                record: str | None = None, vendors: tuple[str, ...] | None = None) -> tuple[list[tuple], dict]:
     """The strict stock-parity rows against the real judge at ``url`` (root or ``.../v1``), and the relay's
     counts: the harness's cells and each vendor's own usage, both through one recording relay
     (:mod:`tests.judges.same_replies`), so the same request gets the same reply whoever asks (a real
@@ -137,13 +137,14 @@ def live_parity(url: str, model: str, cases, out: str, key_env: str | None = Non
     from tests.stock_usage_more import METRICS as MORE
     from tests.test_stock_parity import METRICS, compare
 
-    metrics = (*METRICS, *(m for ms in MORE.values() for m in ms))
+    metrics = tuple(m for m in (*METRICS, *(m for ms in MORE.values() for m in ms))
+                    if vendors is None or m.split(".")[0] in vendors)
     relay = same_replies.serve(url.removesuffix("/").removesuffix("/v1"), record=record)
     base = f"http://127.0.0.1:{relay.server_address[1]}"
     try:
         cells = {(c, m): (s, sc, r or "", f or "")
                  for c, m, s, sc, r, _d, _e, f in run_live(f"{base}/harness/v1", model, cases, out, metrics, key_env)}
-        stock = stock_runs(f"{base}/stock/v1", model, cases, out)
+        stock = stock_runs(f"{base}/stock/v1", model, cases, out, vendors)
         counts = {side: dict(c) for side, c in relay.RequestHandlerClass.relay_record.counts.items()}
         statuses = relay.RequestHandlerClass.relay_record.statuses
     finally:
@@ -176,8 +177,9 @@ def test_a_real_judge_scores_the_canonical_cases_with_no_error_of_the_harness(ca
 def test_stock_parity_holds_against_the_real_judge(canonical, tmp_path):
     from tests.test_stock_parity import render
 
+    vendors = os.environ.get("HARNESS_LIVE_VENDORS")   # e.g. ragas,deepeval,trulens (default: all)
     rows, counts = live_parity(URL, MODEL, live_cases(canonical), str(tmp_path), KEY_ENV,
-                               os.environ.get("HARNESS_LIVE_RECORD"))
+                               os.environ.get("HARNESS_LIVE_RECORD"), tuple(vendors.split(",")) if vendors else None)
     print("\n" + render(rows).split("\n\nper mode")[0])
     print("per metric: same / allowed / DIFFERENT")
     for m in dict.fromkeys(r[1] for r in rows):

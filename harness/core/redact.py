@@ -59,10 +59,12 @@ def register(value: str | None) -> None:
     'key=***.'
     >>> scrub("cut: sk-dt-Q7"), scrub("plain -dt- and sk-dt-Q text")
     ('cut: ***', 'plain -dt- and sk-dt-Q text')
+    >>> register("unused"); scrub("The item has to be unused.")
+    'The item has to be unused.'
     """
     global _pattern, _fragments
-    if not value or len(value) < MIN_SECRET_CHARS:
-        return
+    if not value or len(value) < MIN_SECRET_CHARS or _WORDLIKE.fullmatch(value):
+        return   # a "key" that is a plain word ("unused", "ollama": what local servers take) guards nothing
     forms = {value, quote(value, safe=""), json.dumps(value)[1:-1], html.escape(value)}
     grams = {g for g in (value[i:i + FRAGMENT_CHARS] for i in range(max(1, len(value) - FRAGMENT_CHARS + 1)))
              if not _WORDLIKE.fullmatch(g)}
