@@ -59,7 +59,7 @@ def reference_reply(req: JudgeRequest) -> str:
     if DEFINITION not in prompt or TASKS not in prompt:
         raise UnrecognisedRequest(req.metric, "not Azure's groundedness prompty", req.prompt)
     response = response_of(prompt)
-    if response is None or " ".join(response.split()) != " ".join(req.case.answer.split()):
+    if not req.is_case_answer(response):
         raise UnrecognisedRequest(req.metric, "the RESPONSE line is not this case's answer", req.prompt)
     score, why = rating(req.case)
     return json.dumps({"reason": why, "score": score, "status": "completed"})

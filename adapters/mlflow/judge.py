@@ -40,8 +40,7 @@ def answer_of(prompt: str) -> str | None:
 
 def verdict(case: Case) -> tuple[str, str]:
     """(result, rationale) for a case, from its claim labels."""
-    reading = MlflowGroundedness.label_reading
-    bad = [c for c in case.judged_claims() if reading[c.label] == "no"]
+    bad = MlflowGroundedness.label_reading.claims_read_as(case, "no")
     if not bad:
         return "yes", "Let's think step by step. Every statement of the answer is supported by the document."
     said = "; ".join(c.text for c in bad)
@@ -54,7 +53,7 @@ def reference_reply(req: JudgeRequest) -> str:
     if not prompt.startswith(PROMPT_START) or not prompt.endswith("}"):
         raise UnrecognisedRequest(req.metric, "not MLflow's groundedness prompt", req.prompt)
     answer = answer_of(prompt)
-    if answer is None or " ".join(answer.split()) != " ".join(req.case.answer.split()):
+    if not req.is_case_answer(answer):
         raise UnrecognisedRequest(req.metric, "the <answer> of the claim is not this case's answer", req.prompt)
     result, why = verdict(req.case)
     return json.dumps({"result": result, "rationale": why})

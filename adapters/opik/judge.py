@@ -41,8 +41,7 @@ def output_section(user: str) -> str | None:
 def verdict(case: Case) -> tuple[float, list[str]]:
     """(hallucination score, reasons) from the case's claim labels."""
     claims = case.judged_claims()
-    reading = OpikHallucination.label_reading
-    bad = [c for c in claims if reading[c.label] == "hallucinated"]
+    bad = OpikHallucination.label_reading.claims_read_as(case, "hallucinated")
     if not claims:
         return 0.0, ["The output states nothing beyond the context."]
     if not bad:
@@ -57,7 +56,7 @@ def reference_reply(req: JudgeRequest) -> str:
     if not system.startswith(SYSTEM_START) or "<opik_context>" not in user:
         raise UnrecognisedRequest(req.metric, "not Opik's hallucination prompt with context", req.prompt)
     out = output_section(user)
-    if out is None or " ".join(out.split()) != " ".join(req.case.answer.split()):
+    if not req.is_case_answer(out):
         raise UnrecognisedRequest(req.metric, "the <opik_output> section is not this case's answer", req.prompt)
     score, reasons = verdict(req.case)
     return json.dumps({"score": score, "reason": reasons})

@@ -41,8 +41,7 @@ def section(prompt: str, tag: str) -> str | None:
 
 def verdict(case: Case) -> tuple[str, str]:
     """(label, explanation) for a case, from its claim labels."""
-    reading = PhoenixFaithfulness.label_reading
-    bad = [c for c in case.judged_claims() if reading[c.label] == "unfaithful"]
+    bad = PhoenixFaithfulness.label_reading.claims_read_as(case, "unfaithful")
     if not bad:
         return "faithful", "Every statement of the response is based on the context."
     said = "; ".join(c.text for c in bad)
@@ -55,7 +54,7 @@ def reference_reply(req: JudgeRequest) -> str:
     if not prompt.startswith(TEMPLATE_START) or not prompt.endswith(TEMPLATE_END):
         raise UnrecognisedRequest(req.metric, "not Phoenix's faithfulness template", req.prompt)
     response = section(prompt, "response")
-    if response is None or " ".join(response.split()) != " ".join(req.case.answer.split()):
+    if not req.is_case_answer(response):
         raise UnrecognisedRequest(req.metric, "the <response> section is not this case's answer", req.prompt)
     label, why = verdict(req.case)
     return json.dumps({"explanation": why, "label": label})

@@ -146,6 +146,10 @@ class JudgeRequest:
         """Every message's text, joined."""
         return self.text_of(None)
 
+    def is_case_answer(self, text: str | None) -> bool:
+        """Is ``text`` (a section a handler cut from the prompt) this case's answer, whitespace aside?"""
+        return text is not None and " ".join(text.split()) == " ".join(self.case.answer.split())
+
     @property
     def schema_name(self) -> str | None:
         """The ``response_format.json_schema.name``, when a json_schema is requested."""
@@ -177,6 +181,10 @@ class LabelReading:
 
     def __getitem__(self, label: str):
         return self.answers[label]
+
+    def claims_read_as(self, case: Case, answer) -> list:
+        """The case's judged claims whose label this reading answers with ``answer`` (e.g. ``"no"``)."""
+        return [c for c in case.judged_claims() if self.answers[c.label] == answer]
 
 
 @dataclass(frozen=True)
