@@ -18,7 +18,7 @@ from importlib.util import find_spec
 import pytest
 
 from tests.conftest import CANONICAL, ROOT
-from tests.test_vendor_offline_more import CLI, SITECUSTOMIZE, _files
+from tests.test_vendor_offline_more import CLI, _files, sandbox
 
 pytestmark = pytest.mark.skipif(
     find_spec("azure") is None or find_spec("azure.ai.evaluation") is None,
@@ -45,16 +45,7 @@ def _host(event) -> str:
 
 
 def test_a_default_run_scores_every_case_offline_through_loopback_only(tmp_path):
-    home, cwd, out = tmp_path / "home", tmp_path / "cwd", tmp_path / "out"
-    for d in (home, cwd):
-        d.mkdir()
-    log, site = tmp_path / "net.log", tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AZURE_", "OPENAI_", "APPLICATIONINSIGHTS"))}
-    env.update(HOME=str(home), NET_LOG=str(log), PYTHONPATH=os.pathsep.join([str(site), ROOT]),
-               XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
-               MPLCONFIGDIR=str(tmp_path / "mpl"))
+    home, cwd, out, log, env = sandbox(tmp_path, ("AZURE_", "OPENAI_", "APPLICATIONINSIGHTS"))
     netns = _namespace()
     cmd = netns + [sys.executable, "-c", CLI, "run", "--cases", CANONICAL, "--metrics", "azure.groundedness",
                    "--out", str(out), "--run-id", "offline", "--no-progress"]

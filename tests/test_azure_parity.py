@@ -30,6 +30,7 @@ import pytest
 
 from tests.conftest import CANONICAL, ROOT
 from tests.judges import realistic
+from tests.test_stock_parity import plain_cases
 
 METRIC = "azure.groundedness"
 MODES = ("chat-404",) if "chat-404" in getattr(realistic, "SERVER_MODES", ()) else (None,)
@@ -88,10 +89,7 @@ def compare(stock_cell, harness_cell) -> str:
 def parity(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("parity-azure")
     cases = load_cases(CANONICAL)
-    cases_json = str(tmp / "cases.json")
-    with open(cases_json, "w", encoding="utf-8") as fh:
-        json.dump([{"id": c.id, "question": c.question, "answer": c.answer, "contexts": list(c.context_texts)}
-                   for c in cases], fh)
+    cases_json = plain_cases(cases, str(tmp / "cases.json"))
     rows, books = [], []
     for mode in MODES:
         with (realistic.serve(mode=mode) if mode else realistic.serve()) as stock_judge, \

@@ -101,11 +101,9 @@ def stock_runs(url: str, model: str, cases, tmp: str, vendors: tuple[str, ...] |
     import sys
 
     from tests.conftest import ROOT
+    from tests.test_stock_parity import plain_cases
 
-    plain = os.path.join(tmp, "stock-cases.json")
-    with open(plain, "w", encoding="utf-8") as fh:
-        json.dump([{"id": c.id, "question": c.question, "answer": c.answer, "contexts": list(c.context_texts)}
-                   for c in cases], fh)
+    plain = plain_cases(cases, os.path.join(tmp, "stock-cases.json"))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **STOCK_ENV}
     out: dict = {}
     for script, script_vendors in STOCK_SCRIPTS.items():

@@ -127,12 +127,18 @@ def _cases_file(tmp: str) -> str:
     return path
 
 
-def _stock_processes(tmp: str, cases, judges: dict) -> dict:
-    """Start one stock process per vendor (all its judges in one process); returns vendor -> Popen."""
-    plain = os.path.join(tmp, "stock-cases.json")
-    with open(plain, "w", encoding="utf-8") as fh:
+def plain_cases(cases, path: str) -> str:
+    """Write ``cases`` as the stock scripts read them (a JSON list of id, question, answer, contexts: no
+    object of the project's); return ``path``."""
+    with open(path, "w", encoding="utf-8") as fh:
         json.dump([{"id": c.id, "question": c.question, "answer": c.answer, "contexts": list(c.context_texts)}
                    for c in cases], fh)
+    return path
+
+
+def _stock_processes(tmp: str, cases, judges: dict) -> dict:
+    """Start one stock process per vendor (all its judges in one process); returns vendor -> Popen."""
+    plain = plain_cases(cases, os.path.join(tmp, "stock-cases.json"))
     script = shutil.copy(os.path.join(ROOT, "tests", "stock_usage.py"), os.path.join(tmp, "stock_usage.py"))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **STOCK_ENV}
     urls = {v: [judges[m].url for m in SERVER_MODES if any(x.startswith(v + ".") for x in MODE_METRICS[m])]

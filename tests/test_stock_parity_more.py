@@ -30,6 +30,7 @@ import pytest
 
 from tests.conftest import CANONICAL, ROOT
 from tests.judges import realistic
+from tests.test_stock_parity import plain_cases
 
 VENDORS = {"phoenix": ("phoenix.evals", ("phoenix.faithfulness",)),
            "mlflow": ("mlflow.genai", ("mlflow.groundedness",)),
@@ -92,10 +93,7 @@ def parity(request, tmp_path_factory):
     pytest.importorskip(module)
     tmp = tmp_path_factory.mktemp(f"parity-{vendor}")
     cases = load_cases(CANONICAL)
-    cases_json = str(tmp / "cases.json")
-    with open(cases_json, "w", encoding="utf-8") as fh:
-        json.dump([{"id": c.id, "question": c.question, "answer": c.answer, "contexts": list(c.context_texts)}
-                   for c in cases], fh)
+    cases_json = plain_cases(cases, str(tmp / "cases.json"))
     rows, books = [], []
     for mode in MODES:
         with _serve(mode) as stock_judge, _serve(mode) as harness_judge:

@@ -57,19 +57,38 @@ def _files(folder) -> set[str]:
     return {os.path.relpath(os.path.join(d, f), folder) for d, _, fs in os.walk(folder) for f in fs}
 
 
-@pytest.mark.parametrize("metric", sorted(METRICS))
-def test_a_default_run_scores_every_case_offline_and_writes_only_its_run_dir(metric, tmp_path):
-    pytest.importorskip(METRICS[metric])
+def sandbox(tmp_path, drop: tuple[str, ...], **extra) -> tuple:
+    """(home, cwd, out, net log, env) for one offline run: empty HOME and working directory, the
+    connect/getaddrinfo logger on PYTHONPATH, the environment without the variables starting with
+    ``drop`` (a vendor's own settings), plus ``extra``."""
     home, cwd, out = tmp_path / "home", tmp_path / "cwd", tmp_path / "out"
     for d in (home, cwd):
         d.mkdir()
     log, site = tmp_path / "net.log", tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPIK_", "MLFLOW_", "PHOENIX_"))}
-    env.update(HOME=str(home), NET_LOG=str(log), PYTHONPATH=os.pathsep.join([str(site), ROOT]), XDG_CONFIG_HOME=str(home / ".config"),
-               XDG_CACHE_HOME=str(home / ".cache"),
-               MPLCONFIGDIR=str(tmp_path / "mpl"))   # the harness's own report (matplotlib), not a vendor
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env.update(HOME=str(home), NET_LOG=str(log), PYTHONPATH=os.pathsep.join([str(site), ROOT]),
+               XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
+               MPLCONFIGDIR=str(tmp_path / "mpl"), **extra)   # the harness's own report (matplotlib), not a vendor
+    return home, cwd, out, log, env
+
+
+def status_counts(out) -> dict:
+    """status -> cells of the run ``offline`` under ``out``."""
+    from harness.store.runstore import RunStore
+
+    store = RunStore.open(str(out / "offline" / "store.sqlite"))
+    try:
+        return dict(store.rows("SELECT status, COUNT(*) FROM cells GROUP BY status"))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("metric", sorted(METRICS))
+def test_a_default_run_scores_every_case_offline_and_writes_only_its_run_dir(metric, tmp_path):
+    pytest.importorskip(METRICS[metric])
+    home, cwd, out, log, env = sandbox(tmp_path, ("OPIK_", "MLFLOW_", "PHOENIX_"))
     cmd = _unshare() + [sys.executable, "-c", CLI, "run", "--cases", CANONICAL, "--metrics", metric,
                         "--out", str(out), "--run-id", "offline", "--no-progress"]
     try:   # the timeout is a hang guard (a run that never exits), not a speed check
@@ -80,14 +99,8 @@ def test_a_default_run_scores_every_case_offline_and_writes_only_its_run_dir(met
     events = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     assert events == [], f"{metric}: network use in an offline run: {events[:10]}"
     assert _files(home) == set() and _files(cwd) == set(), (_files(home), _files(cwd))
-    from harness.store.runstore import RunStore
-
-    store = RunStore.open(str(out / "offline" / "store.sqlite"))
-    try:
-        rows = store.rows("SELECT status, COUNT(*) FROM cells GROUP BY status")
-    finally:
-        store.close()
-    assert dict(rows).get("error", 0) == 0 and sum(n for _, n in rows) == 24, rows
+    rows = status_counts(out)
+    assert rows.get("error", 0) == 0 and sum(rows.values()) == 24, rows
     assert registry.get(metric).label_reading is not None
 
 
@@ -97,16 +110,8 @@ def test_mlflow_runs_offline_with_only_its_loopback_relay(tmp_path):
     (nothing else) and every logged event must be that: a look-up of 127.0.0.1 and connects to the
     relay; no other address, no name resolved, no file outside the run directory, 0 errors."""
     pytest.importorskip("mlflow.genai")
-    home, cwd, out = tmp_path / "home", tmp_path / "cwd", tmp_path / "out"
-    for d in (home, cwd):
-        d.mkdir()
-    log, site = tmp_path / "net.log", tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "OPENAI_"))}
-    env.update(HOME=str(home), NET_LOG=str(log), PYTHONPATH=os.pathsep.join([str(site), ROOT]),
-               XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
-               MPLCONFIGDIR=str(tmp_path / "mpl"), HTTP_PROXY="http://192.0.2.1:9", HTTPS_PROXY="http://192.0.2.1:9")
+    home, cwd, out, log, env = sandbox(tmp_path, ("MLFLOW_", "OPENAI_"), HTTP_PROXY="http://192.0.2.1:9",
+                                       HTTPS_PROXY="http://192.0.2.1:9")
     ns = _unshare()
     run = [sys.executable, "-c", CLI, "run", "--cases", CANONICAL, "--metrics", "mlflow.groundedness",
            "--out", str(out), "--run-id", "offline", "--no-progress"]
@@ -120,11 +125,5 @@ def test_mlflow_runs_offline_with_only_its_loopback_relay(tmp_path):
     assert len({e[1] for e in events if e[0] == "connect"}) == 1, events[:5]   # one address: the relay
     assert sum(e[0] == "connect" for e in events) == 24, len(events)           # one call per case
     assert _files(home) == set() and _files(cwd) == set(), (_files(home), _files(cwd))
-    from harness.store.runstore import RunStore
-
-    store = RunStore.open(str(out / "offline" / "store.sqlite"))
-    try:
-        rows = store.rows("SELECT status, COUNT(*) FROM cells GROUP BY status")
-    finally:
-        store.close()
-    assert dict(rows).get("error", 0) == 0 and sum(n for _, n in rows) == 24, rows
+    rows = status_counts(out)
+    assert rows.get("error", 0) == 0 and sum(rows.values()) == 24, rows
