@@ -27,7 +27,7 @@ from harness.core.spans import overlaps
 
 from reports.model import agreement_stats as A
 from reports.model.intervals import honest, honest_auroc
-from reports.model.orient import oriented
+from reports.model.orient import oriented, scale
 
 TARGETS = {"hallucinated": ("not_found", "contradicted"),
            "not_attributable": ("not_found", "contradicted", "inference")}
@@ -150,12 +150,7 @@ def top_of(metric: str) -> float:
 
 
 def _top(data, metric: str) -> float:
-    try:
-        from harness.metric import registry  # noqa: PLC0415 - lazy: optional import, its absence is handled here
-
-        return float(getattr(registry.get(metric), "score_range", (0.0, 1.0))[1])
-    except Exception:  # noqa: BLE001 - an old run's metric may not be importable
-        return 1.0
+    return scale(metric)[1]
 
 
 def _claim_level(data, metric: str, ids: list[str], resamples: int) -> dict[str, Figures]:

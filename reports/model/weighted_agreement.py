@@ -20,6 +20,7 @@ import numpy as np
 
 from reports.model import agreement_stats as A
 from reports.model.agreement import RULE_AGREEMENT, RULE_N, _top, answer_truth
+from reports.model.orient import oriented
 
 TARGET = "hallucinated"
 
@@ -89,7 +90,7 @@ def compute(data, weights: dict[str, float], resamples: int = A.RESAMPLES,
                 continue
             ids.append(cid)
             truth.append(answer_truth(data.cases[cid], TARGET))
-            pred.append(float(cell.score) < top)
+            pred.append(oriented(m, float(cell.score)) < top)   # lower-is-better scores turned round
             w.append(weights[cid])
         t, p, wa = np.asarray(truth, bool), np.asarray(pred, bool), np.asarray(w, float)
         if not len(ids):
