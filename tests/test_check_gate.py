@@ -96,3 +96,38 @@ def test_weaker_answers_fail():
                        env={**__import__("os").environ, "PYTHONPATH": ROOT})
     assert "1 failed, 1 passed" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
     assert f"{changed[0]} / inhouse.span: 0.000 < 0.5" in r.stdout
+
+
+def test_a_lower_is_better_metric_is_gated_in_its_own_direction(tmp_path, capsys):
+    """Opik's hallucination score (0 = faithful): ``--min`` on it is bad input naming ``--max``; a rise
+    against the baseline is a drop; the pytest helper reads its threshold as a ceiling."""
+    from harness.run.testing import Scores
+
+    worse = tmp_path / "worse.jsonl"
+    changed = _worse_cases(worse)
+    for rid, cases in (("base", CANONICAL), ("worse", worse)):
+        assert main(["run", "--cases", str(cases), "--metrics", "opik.hallucination,inhouse.span", "--out",
+                     str(tmp_path), "--run-id", rid, "--no-progress", "--no-report"]) == 0
+    capsys.readouterr()
+    assert main(["check", "base", "--out", str(tmp_path), "--min", "opik.hallucination=0.5"]) == 2
+    assert "use --max opik.hallucination=0.5" in capsys.readouterr().err
+    assert main(["check", "base", "--out", str(tmp_path), "--max-case", "inhouse.span=0.5"]) == 2
+    assert "use --min-case inhouse.span=0.5" in capsys.readouterr().err
+    # the worse answers: Opik's score rises; the gate reads that as the drop it is
+    assert main(["check", "worse", "--out", str(tmp_path), "--baseline", "base", "--max-drop", "0.05",
+                 "--max-case", "opik.hallucination=0.5"]) == 1
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith(("PASS", "FAIL")) and "opik.hallucination drop" in ln)
+    assert line.startswith("FAIL") and "a rise is a drop" in line and changed[0] in line, out
+    low, high = (float(x) for x in line.split("[")[1].split("]")[0].split(", "))
+    assert 0 < low <= high
+    assert f"FAIL  {changed[0]} / opik.hallucination <= 0.5: score 1.0000" in out
+    # the base run's mean is low (faithful): a ceiling above it holds, one below it fails
+    assert main(["check", "base", "--out", str(tmp_path), "--max", "opik.hallucination=0.5"]) == 0
+    assert main(["check", "base", "--out", str(tmp_path), "--max", "opik.hallucination=0.0"]) == 1
+    # the pytest helper: the threshold of a lower-is-better metric is a ceiling
+    got = Scores("r", str(tmp_path), (("a", "opik.hallucination", "scored", 0.4, "why"),
+                                      ("a", "inhouse.span", "scored", 0.4, "")))
+    assert got.failures({"opik.hallucination": 0.5, "inhouse.span": 0.3}) == []
+    assert got.failures({"opik.hallucination": 0.2}, per_case=0.3) == [
+        "opik.hallucination: mean 0.400 > (lower is better) 0.2", "a / opik.hallucination: 0.400 > (lower is better) 0.3 (why)"]

@@ -65,21 +65,38 @@ class Scores:
         return sum(xs) / len(xs) if xs else None
 
     def failures(self, minimums: dict[str, float], per_case=None) -> list[str]:
-        """One line per failed criterion: a metric whose mean is below its minimum, a case below the
-        per-case floor (a number for every metric, or ``{metric: floor}``), a cell that errored."""
+        """One line per failed criterion: a metric whose mean is worse than its threshold, a case worse
+        than the per-case threshold (a number for every metric, or ``{metric: threshold}``), a cell that
+        errored. A threshold is the worst acceptable score in the metric's own direction: a floor for a
+        metric whose higher score is better, a ceiling for one whose lower score is better (Opik's
+        hallucination score, 0 = faithful)."""
         out = []
-        for metric, floor in minimums.items():
+        for metric, bound in minimums.items():
             mean = self.mean(metric)
-            if mean is None or mean < floor:
-                out.append(f"{metric}: mean {'none scored' if mean is None else f'{mean:.3f}'} < {floor:g}")
+            if mean is None or _worse(metric, mean, bound):
+                out.append(f"{metric}: mean {'none scored' if mean is None else f'{mean:.3f}'} "
+                           f"{_worse_sign(metric)} {bound:g}")
         floors = per_case if isinstance(per_case, dict) else {m: per_case for m in minimums} if per_case is not None \
             else {}
         for c, m, status, value, reason in self.cells:
             if status == "error":
                 out.append(f"{c} / {m}: ERROR ({reason})")
-            elif m in floors and status == "scored" and value < floors[m]:
-                out.append(f"{c} / {m}: {value:.3f} < {floors[m]:g}" + (f" ({reason})" if reason else ""))
+            elif m in floors and status == "scored" and _worse(m, value, floors[m]):
+                out.append(f"{c} / {m}: {value:.3f} {_worse_sign(m)} {floors[m]:g}" + (f" ({reason})" if reason else ""))
         return out
+
+
+def _higher_is_better(metric: str) -> bool:
+    return bool(getattr(registry.get(metric), "higher_is_better", True))
+
+
+def _worse(metric: str, score: float, bound: float) -> bool:
+    """``score`` is on the wrong side of ``bound`` for the metric's direction."""
+    return score < bound if _higher_is_better(metric) else score > bound
+
+
+def _worse_sign(metric: str) -> str:
+    return "<" if _higher_is_better(metric) else "> (lower is better)"
 
 
 def judge_from_env():
@@ -124,8 +141,9 @@ def score(cases, metrics, judge=None, *, out_dir: str | None = None, cache_path:
 
 def assert_grounded(cases, minimums: dict[str, float], *, per_case=None, judge=None, **options) -> Scores:
     """Score ``cases`` with the metrics of ``minimums`` and raise AssertionError listing every metric
-    whose mean is below its minimum, every case below ``per_case`` and every errored cell; return the
-    :class:`Scores` when all hold."""
+    whose mean is worse than its threshold, every case worse than ``per_case`` and every errored cell;
+    return the :class:`Scores` when all hold. Thresholds are read in each metric's direction
+    (:meth:`Scores.failures`): ``{"opik.hallucination": 0.2}`` asks for a mean of at most 0.2."""
     got = score(cases, list(minimums), judge, **options)
     failed = got.failures(minimums, per_case)
     if failed:

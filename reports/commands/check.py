@@ -1,4 +1,4 @@
-"""``harness check RUN [--min M=V] [--min-case M=V] [--baseline RUN --max-drop D] [--max-errors N] [--junit PATH]``:
+"""``harness check RUN [--min M=V] [--max M=V] [--min-case M=V] [--max-case M=V] [--baseline RUN --max-drop D] [--max-errors N] [--junit PATH]``:
 a CI gate on a finished run (per metric, per case, against a baseline run).
 
 Exit codes: 0 every criterion holds; 1 a criterion fails; 2 bad input. See :mod:`reports.model.gate`.
@@ -16,18 +16,26 @@ def add_parser(sub):
     c = sub.add_parser("check", help="CI gate: fail (exit 1) when a run is below a threshold",
                        description="Check a finished run against thresholds. Exit codes: 0 every criterion "
                                    "holds; 1 a criterion fails; 2 bad input (no such run, a malformed "
-                                   "criterion, a metric the run does not have).")
+                                   "criterion, a metric the run does not have, --min on a metric whose "
+                                   "lower score is better or --max on one whose higher score is).")
     c.add_argument("run", metavar="RUN", help=RUN_HELP)
     c.add_argument("--min", action="append", default=[], metavar="METRIC=VALUE",
                    help="the metric's mean over its scored cells must be at least VALUE (repeatable)")
+    c.add_argument("--max", action="append", default=[], metavar="METRIC=VALUE",
+                   help="for a metric whose lower score is better (opik.hallucination): its mean over its scored "
+                        "cells must be at most VALUE (repeatable)")
     c.add_argument("--min-case", action="append", default=[], metavar="METRIC=VALUE",
                    help="every case's score on the metric must be at least VALUE; an errored cell fails, a cell "
                         "that is not a score is skipped (repeatable; one JUnit test case per case and metric)")
+    c.add_argument("--max-case", action="append", default=[], metavar="METRIC=VALUE",
+                   help="as --min-case, for a metric whose lower score is better: every case's score at most VALUE")
     c.add_argument("--baseline", metavar="RUN",
                    help="fail a metric whose mean fell against this run by more than --max-drop, with the paired "
-                        "bootstrap 95%% interval of the change below zero (cases both runs scored, paired)")
+                        "bootstrap 95%% interval of the change below zero (cases both runs scored, paired; a rise of a "
+                        "lower-is-better score is a drop)")
     c.add_argument("--max-drop", type=float, default=0.05, metavar="D",
-                   help="with --baseline: the largest mean drop allowed (default 0.05)")
+                   help="with --baseline: the largest mean drop allowed, as a share of the metric's range "
+                        "(default 0.05)")
     c.add_argument("--max-errors", type=int, metavar="N", help="at most N cells may have errored")
     c.add_argument("--junit", metavar="PATH", help="also write the result as JUnit XML to PATH")
     add_out_argument(c)
@@ -45,17 +53,20 @@ def _run(args) -> int:
     from reports.model.gate_cases import against_baseline, parse_min_case, per_case  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     minimums = [parse_min(item) for item in args.min]
+    maximums = [parse_min(item, "--max") for item in args.max]
     case_minimums = [parse_min_case(item) for item in args.min_case]
+    case_maximums = [parse_min(item, "--max-case") for item in args.max_case]
     if args.max_errors is not None and args.max_errors < 0:
         raise ValueError("--max-errors must be 0 or more")
-    if not minimums and not case_minimums and args.baseline is None and args.max_errors is None:
-        raise ValueError("nothing to check: give --min METRIC=VALUE, --min-case METRIC=VALUE, --baseline RUN "
-                         "and/or --max-errors N")
+    if not (minimums or maximums or case_minimums or case_maximums) and args.baseline is None \
+            and args.max_errors is None:
+        raise ValueError("nothing to check: give --min/--max METRIC=VALUE, --min-case/--max-case METRIC=VALUE, "
+                         "--baseline RUN and/or --max-errors N")
     if args.junit and os.path.isdir(args.junit):
         raise ValueError(f"--junit {args.junit}: is a directory; give the path of the XML file to write")
     data = load_run(args.run, args.out)
     baseline = load_run(args.baseline, args.out) if args.baseline is not None else None
-    outcomes = check(data, minimums, args.max_errors) + per_case(data, case_minimums)
+    outcomes = check(data, minimums, args.max_errors, maximums) + per_case(data, case_minimums, case_maximums)
     if baseline is not None:
         outcomes += against_baseline(data, baseline, args.max_drop)
     print("\n".join(lines(outcomes)))

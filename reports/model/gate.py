@@ -1,7 +1,10 @@
 """``harness check``: a CI gate on a finished run.
 
-Each ``--min METRIC=VALUE`` asks that the metric's mean over its scored cells be at least VALUE;
-``--max-errors N`` that no more than N cells errored. The result is printed one line per criterion,
+Each ``--min METRIC=VALUE`` asks that the metric's mean over its scored cells be at least VALUE, and
+each ``--max METRIC=VALUE`` that it be at most VALUE: ``--min`` gates a metric whose higher score is
+better (most of them), ``--max`` one whose lower score is better (Opik's hallucination score, 0 =
+faithful); the wrong one for the metric is bad input, named. ``--max-errors N`` asks that no more than N
+cells errored. The result is printed one line per criterion,
 and optionally written as JUnit XML (one test case per criterion), which CI systems show natively.
 
 Exit codes: 0 every criterion holds; 1 at least one fails; 2 bad input (no such run, a malformed
@@ -33,8 +36,8 @@ class Outcome:
     """The cell is not a score (unscored, NaN, n/a): neither a pass nor a failure."""
 
 
-def parse_min(item: str) -> tuple[str, float]:
-    """``METRIC=VALUE`` as (metric, value); ValueError naming the problem.
+def parse_min(item: str, option: str = "--min") -> tuple[str, float]:
+    """``METRIC=VALUE`` as (metric, value); ValueError naming the option and the problem.
 
     >>> parse_min("inhouse.span=0.7")
     ('inhouse.span', 0.7)
@@ -45,31 +48,58 @@ def parse_min(item: str) -> tuple[str, float]:
     """
     name, sep, value = item.partition("=")
     if not sep or not name.strip():
-        raise ValueError(f"--min {item}: expected METRIC=VALUE, e.g. inhouse.span=0.7")
+        raise ValueError(f"{option} {item}: expected METRIC=VALUE, e.g. inhouse.span=0.7")
     try:
         v = float(value)
     except ValueError:
-        raise ValueError(f"--min {item}: {value!r} is not a number") from None
+        raise ValueError(f"{option} {item}: {value!r} is not a number") from None
     if math.isnan(v):
-        raise ValueError(f"--min {item}: the value must be a number, not NaN")
+        raise ValueError(f"{option} {item}: the value must be a number, not NaN")
     return name.strip(), v
 
 
-def check(data, minimums: list[tuple[str, float]], max_errors: int | None) -> list[Outcome]:
+def bounds(floors: list[tuple[str, float]], ceilings: list[tuple[str, float]], data, per_case: bool = False
+           ) -> list[tuple[str, float, bool]]:
+    """``(metric, value, is_floor)`` for every ``--min`` (floors) and ``--max`` (ceilings), each checked
+    against the run's metrics and the metric's direction (ValueError naming the option to use instead)."""
+    from reports.model.orient import scale  # noqa: PLC0415 - lazy: reads the adapter's class
+
+    suffix = "-case" if per_case else ""
+    out = []
+    for items, is_floor in ((floors, True), (ceilings, False)):
+        option = ("--min" if is_floor else "--max") + suffix
+        for metric, value in items:
+            if metric not in data.metrics:
+                raise ValueError(f"{option} {metric}: the run has no metric {metric!r}; it has "
+                                 f"{', '.join(data.metrics)}")
+            if scale(metric)[2] != is_floor:
+                better, other = ("lower", "--max") if is_floor else ("higher", "--min")
+                raise ValueError(f"{option} {metric}={value:g}: on {metric} a {better} score is better, so a "
+                                 f"floor is the wrong gate; use {other}{suffix} {metric}={value:g}")
+            out.append((metric, value, is_floor))
+    return out
+
+
+def holds(score: float, value: float, is_floor: bool) -> bool:
+    """``score`` at least ``value`` (a floor) or at most it (a ceiling)."""
+    return score >= value if is_floor else score <= value
+
+
+def check(data, minimums: list[tuple[str, float]], max_errors: int | None,
+          maximums: list[tuple[str, float]] = ()) -> list[Outcome]:
     """Every criterion on one run (:class:`reports.model.data.RunData`)."""
     cells = data.cells
     out = []
-    for metric, floor in minimums:
-        if metric not in data.metrics:
-            raise ValueError(f"--min {metric}: the run has no metric {metric!r}; it has {', '.join(data.metrics)}")
+    for metric, value, is_floor in bounds(minimums, list(maximums), data):
         d = cells[cells["metric"] == metric]
         scored = d[d["status"] == "scored"]["score"].astype(float)
-        name = f"{metric} mean >= {floor:g}"
+        name = f"{metric} mean {'>=' if is_floor else '<='} {value:g}"
         if scored.empty:
-            out.append(Outcome(name, False, f"no scored cells ({len(d)} cells, none scored)"))
+            out.append(Outcome(name, False, f"no scored cells ({len(d)} cells, none scored)", metric=metric))
             continue
         mean = float(scored.mean())
-        out.append(Outcome(name, mean >= floor, f"mean {mean:.4f} over {len(scored)} scored cell(s)"))
+        out.append(Outcome(name, holds(mean, value, is_floor), f"mean {mean:.4f} over {len(scored)} scored cell(s)",
+                           metric=metric))
     if max_errors is not None:
         errs = cells[cells["status"] == "error"]
         where = ", ".join(f"{r.case_id}/{r.metric}" for r in errs.head(5).itertuples())

@@ -1,6 +1,7 @@
 """``harness check``'s per-case thresholds and its regression gate against a baseline run.
 
-- ``--min-case METRIC=VALUE``: every case's score on the metric must be at least VALUE. Each case is
+- ``--min-case METRIC=VALUE``: every case's score on the metric must be at least VALUE (``--max-case``:
+  at most VALUE, for a metric whose lower score is better, as ``--max`` in :mod:`reports.model.gate`). Each case is
   its own criterion (its own JUnit test case, named by case and metric). A cell that errored (or is missing) fails;
   a cell that is not a score for another reason (unscored, the vendor's NaN, not applicable) is
   skipped, with its status, never counted as a pass or a zero.
@@ -8,13 +9,16 @@
   paired and the mean paired difference (this run minus the baseline) gets a paired bootstrap 95%
   interval (:func:`reports.model.compare.compare`, cases resampled together). The metric fails when
   the mean fell by more than D **and** the whole interval lies below zero: a drop larger than the
-  margin that the pairs show is not noise. The detail names the cases that fell furthest.
+  margin that the pairs show is not noise. The detail names the cases that fell furthest. "Fell" is
+  read in the metric's own direction (a rise of Opik's hallucination score is a fall), and D is a share
+  of the metric's range (0.05 is 0.05 on 0-1 and 0.2 on Azure's 1-5).
 """
 from __future__ import annotations
 
 from reports.model.compare import compare
-from reports.model.gate import Outcome, parse_min
+from reports.model.gate import Outcome, bounds, holds, parse_min
 from reports.model.matrix import build
+from reports.model.orient import scale
 
 
 def parse_min_case(item: str) -> tuple[str, float]:
@@ -23,25 +27,19 @@ def parse_min_case(item: str) -> tuple[str, float]:
     >>> parse_min_case("inhouse.span=0.5")
     ('inhouse.span', 0.5)
     """
-    try:
-        return parse_min(item)
-    except ValueError as e:
-        raise ValueError(str(e).replace("--min ", "--min-case ", 1)) from None
+    return parse_min(item, "--min-case")
 
 
-def per_case(data, minimums: list[tuple[str, float]]) -> list[Outcome]:
-    """One outcome per (case, metric) of every ``--min-case`` criterion."""
+def per_case(data, minimums: list[tuple[str, float]], maximums: list[tuple[str, float]] = ()) -> list[Outcome]:
+    """One outcome per (case, metric) of every ``--min-case`` and ``--max-case`` criterion."""
     cells = build(data)
     out = []
-    for metric, floor in minimums:
-        if metric not in data.metrics:
-            raise ValueError(f"--min-case {metric}: the run has no metric {metric!r}; it has "
-                             f"{', '.join(data.metrics)}")
+    for metric, value, is_floor in bounds(minimums, list(maximums), data, per_case=True):
         for case in data.case_ids:
             cell = cells[(case, metric)]
-            name = f"{case} / {metric} >= {floor:g}"
+            name = f"{case} / {metric} {'>=' if is_floor else '<='} {value:g}"
             if cell.status == "scored":
-                out.append(Outcome(name, cell.score >= floor, f"score {cell.score:.4f}", case, metric))
+                out.append(Outcome(name, holds(cell.score, value, is_floor), f"score {cell.score:.4f}", case, metric))
             elif cell.status in ("error", "missing"):
                 out.append(Outcome(name, False, f"errored: {cell.reason or 'no reason recorded'}", case, metric))
             else:
@@ -64,11 +62,15 @@ def against_baseline(data, baseline, max_drop: float) -> list[Outcome]:
         if d.diff is None:
             out.append(Outcome(name, False, "no case scored in both runs", metric=d.metric))
             continue
-        fell = [(c, a, b) for c, a, b in d.movers if b - a < -max_drop]
+        lo, hi, higher = scale(d.metric)
+        sign, margin = (1 if higher else -1), max_drop * (hi - lo)
+        fell = [(c, a, b) for c, a, b in d.movers if sign * (b - a) < -margin]
         worst = ", ".join(f"{c} {a:.2f}->{b:.2f}" for c, a, b in fell[:5])
         detail = (f"mean {d.mean_a:.4f} -> {d.mean_b:.4f}, change {d.diff:+.4f} "
                   f"[{d.low:+.4f}, {d.high:+.4f}] over {d.n_pairs} paired case(s)"
+                  + ("" if higher else "; lower is better: a rise is a drop")
+                  + (f"; margin {margin:g} on the {lo:g}-{hi:g} scale" if (lo, hi) != (0.0, 1.0) else "")
                   + (f"; fell most: {worst}" if worst else ""))
-        failed = d.diff < -max_drop and d.high < 0
+        failed = (d.diff < -margin and d.high < 0) if higher else (d.diff > margin and d.low > 0)
         out.append(Outcome(name, not failed, detail, metric=d.metric))
     return out

@@ -213,8 +213,24 @@ def _whole_reason(rows, w: str, other: str, scores, nm) -> Reason:
         if lenient:
             text += f", counting {_q(dict.fromkeys(x for _, x in lenient))} on '{_short(lenient[0][0].text)}' as faithful"
             cited[other] = tuple(dict.fromkeys(x for _, x in lenient))
-    return Reason("definition", text + ".", None, cited,
+    return Reason("definition", text + "." + _human_labels(rows), None, cited,
                   f"definition: {nm(w)} rates the whole answer, not its claims")
+
+
+def _human_labels(rows) -> str:
+    """The human labels of the answer's claims, counted (a whole-answer rating has no row to set one
+    against); an inference is said as what it is.
+
+    >>> from types import SimpleNamespace as R
+    >>> _human_labels([R(kind="claim", label="supported"), R(kind="claim", label="inference")])
+    ' Human labels: 1 supported, 1 inference (follows from the passages; no passage states it).'
+    """
+    labels = [lab for r in rows if getattr(r, "kind", None) == "claim" and (lab := getattr(r, "label", None))]
+    if not labels:
+        return ""
+    counts = ", ".join(f"{labels.count(lab)} {lab}" for lab in dict.fromkeys(labels))
+    note = " (follows from the passages; no passage states it)" if "inference" in labels else ""
+    return f" Human labels: {counts}{note}."
 
 
 def explain_case(rows, pair: tuple[str, str], case=None, scores: dict | None = None,
