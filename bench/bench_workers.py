@@ -79,8 +79,8 @@ def main() -> None:
     tmp = a.out or tempfile.mkdtemp(prefix="harness-bench-workers-")
     os.makedirs(tmp, exist_ok=True)
     print(f"{cores} usable cores, {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} at the start; "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; rule: 1 worker when judge-bound, else one more "
-          f"per {CELLS_PER_EXTRA_WORKER} vendor cells up to the cores; {repeats} repeat(s), median")
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; rule: 1 worker with a real judge, else one "
+          f"more per {CELLS_PER_EXTRA_WORKER} vendor cells up to the cores; {repeats} repeat(s), median")
     settings = []
     for lat in (int(x) for x in a.latencies.split(",")):
         sizes = "1" if a.quick else (a.sizes if lat == 0 else a.latent_sizes)

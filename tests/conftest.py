@@ -7,6 +7,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CANONICAL = os.path.join(ROOT, "datasets", "canonical.jsonl")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+# Runs score in one process unless a test passes --workers: the pytest process imports each vendor once
+# for every test (a worker process would import them again per run), and the suite's timing stays what it
+# was. Subprocesses inherit it. tests/test_workers_default.py unsets it to test the default itself.
+os.environ.setdefault("HARNESS_WORKERS", "1")
 
 
 @pytest.fixture(scope="session")

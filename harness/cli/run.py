@@ -55,8 +55,9 @@ def add_parser(sub):
     r.add_argument("--concurrency", type=int, default=8, help="cells in flight at once (default 8)")
     r.add_argument("--workers", type=int, metavar="N",
                    help="worker processes scoring cells, each importing the vendors once (default: picked for "
-                        "the run: 1 when it is small or judge-bound, more for a large CPU-bound run, up to the "
-                        "cores; 1: in this process)")
+                        "the run: 1 when it is small (under 200 vendor cells) or has a real judge, else one more per "
+                        "200 vendor cells up to the cores and the memory; 1: in this process; when unset, "
+                        "$HARNESS_WORKERS if set)")
     r.add_argument("--no-pin", action="store_true",
                    help="let the OS move the worker processes between cores (default: with no more workers "
                         "than cores, each worker stays on a core of its own)")
@@ -223,9 +224,23 @@ def fault_injector(args):
     return FaultInjector(spec, args.fault_seed or 0)
 
 
-def workers(args) -> int:
-    """``--workers``; None (unset): the runner picks the count for the run (``auto_workers``)."""
-    return args.workers
+WORKERS_ENV = "HARNESS_WORKERS"
+"""The ``--workers`` a command uses when the option is not given (a CI job on a shared runner sets 1; the
+test suite does, so its runs share the vendor imports of the pytest process)."""
+
+
+def workers(args) -> int | None:
+    """``--workers``, else :data:`WORKERS_ENV`; None (neither): the runner picks the count for the run
+    (``auto_workers``). With ``--ray`` the environment's value does not apply."""
+    if args.workers is not None or args.ray is not None:
+        return args.workers
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise BadInput(f"{WORKERS_ENV}={raw!r}: expected a whole number of worker processes, at least 1 "
+                       "(or unset it: the run picks the count)")
+    return int(raw)
 
 
 def cmd_run(args) -> int:

@@ -262,7 +262,7 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
         if opts.workers is None:
             from harness.run.workers import auto_workers  # noqa: PLC0415 - lazy: multiprocessing only when asked
 
-            judge_bound = not opts.judge.is_reference or opts.judge.latency_ms > 0
+            judge_bound = not opts.judge.is_reference   # a real judge; the reference judge stays CPU-bound
             workers = auto_workers(sum(n for m, n in needed.items() if callable(getattr(classes[m], "prepare", None))),
                                    judge_bound)
         else:

@@ -44,29 +44,46 @@ def default_workers() -> int:
     return max(1, len(usable_cores() or ()) or os.cpu_count() or 1)
 
 
-CELLS_PER_EXTRA_WORKER = 2000
-"""Vendor cells a further worker needs before its own vendor imports pay off. Measured on 2 cores (issue
-26): 1,000 cells at zero judge latency took 16.6 s with 2 workers and 13.6 s with 1; 3,360 vendor cells ran
-1.34x faster with 2 (bench/README.md)."""
+CELLS_PER_EXTRA_WORKER = 200
+"""Vendor cells per further worker (its own vendor imports, ~4 s of CPU, must pay). Measured on 2 cores with
+``bench/bench_workers.py`` (bench/README.md): at 240 vendor cells (the canonical set, every metric) 2 workers
+were as fast as 1 or a little faster (30.8 s vs 32.1 s at 0 ms judge latency, 37.3 s vs 39.6 s at 200 ms), at
+1,920 vendor cells 1.22x faster (52.9 s vs 64.3 s)."""
+WORKER_BYTES = 1 << 30
+"""Memory one worker takes with every vendor stack imported (~810 MB RSS measured), rounded up: the default
+starts no more workers than the memory available holds."""
+
+
+def memory_workers() -> int:
+    """How many workers the memory available now holds (``MemAvailable`` / :data:`WORKER_BYTES`); a large
+    number when it cannot be read."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            kb = next(int(line.split()[1]) for line in fh if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return 1 << 16
+    return max(1, kb * 1024 // WORKER_BYTES)
 
 
 def auto_workers(cells: int, judge_bound: bool, cores: int | None = None) -> int:
-    """``--workers`` left unset: how many worker processes are fastest for a run of ``cells`` cells.
+    """``--workers`` left unset: how many worker processes are fastest for a run of ``cells`` vendor cells.
 
-    One, when the run is judge-bound (a real judge, or injected latency: one process keeps every call
-    of ``--concurrency`` in flight, and a second only splits them while paying for its imports) or too
-    small for a second worker's vendor imports to pay; else one more per :data:`CELLS_PER_EXTRA_WORKER`
-    cells, up to the cores.
+    One, when the run is judge-bound (a real judge, whose calls take seconds: one process keeps every
+    call of ``--concurrency`` in flight, and a second only splits them while paying for its imports and
+    ~1 GB) or too small for a second worker's vendor imports to pay; else one more per
+    :data:`CELLS_PER_EXTRA_WORKER` cells, up to the cores and to what the memory available holds. The
+    offline reference judge is CPU-bound even with an injected latency of 200 ms per call (measured:
+    2 workers were faster there too).
 
-    >>> auto_workers(1000, False, 2), auto_workers(2000, False, 2), auto_workers(3360, False, 2)
+    >>> auto_workers(199, False, 2), auto_workers(240, False, 2), auto_workers(1920, False, 2)
     (1, 2, 2)
-    >>> auto_workers(50000, True, 2), auto_workers(50000, False, 4)
-    (1, 4)
+    >>> auto_workers(50000, True, 2), auto_workers(50000, False, 4) == min(4, memory_workers())
+    (1, True)
     """
     cores = cores or default_workers()
     if judge_bound:
         return 1
-    return max(1, min(cores, 1 + cells // CELLS_PER_EXTRA_WORKER))
+    return max(1, min(cores, 1 + cells // CELLS_PER_EXTRA_WORKER, memory_workers()))
 
 
 def worker_cores(n: int) -> list[int] | None:
