@@ -153,6 +153,20 @@ def install_punkt() -> None:
     nltk.download = lambda *args, **kwargs: True
 
 
+MARKED_ONLY = "STOCK_CITATION_MARKED_ONLY"
+"""Set (the live parity run against a real model): the citation check is asked only of answers with [N]
+markers. On the others the harness's cell is not_applicable by its card's rule, whatever stock scores; a
+real model asked anyway writes until its context is full (TruLens sets no output limit), ~20 minutes per
+answer on 2 cores. The strict parity test leaves it unset and compares every answer."""
+
+
+class NotAsked(Exception):
+    """The outcome of a call :data:`MARKED_ONLY` skipped (recorded as raised ``NotAsked``)."""
+
+    def __init__(self):
+        super().__init__("no [N] markers: not asked (STOCK_CITATION_MARKED_ONLY)")
+
+
 def trulens(urls: list[str], model: str, cases: list[dict]) -> dict:
     """The judges in turn (TruLens is synchronous; its capability cache is cleared before each)."""
     install_punkt()
@@ -180,7 +194,8 @@ def trulens_one(url: str, model: str, cases: list[dict]) -> dict:
             provider.groundedness_measure_with_cot_reasons_consider_answerability(source(c), c["answer"],
                                                                                   c["question"])[0],
         "trulens.citation": lambda c:
-            provider.citation_attribution_with_cot_reasons(c["question"], list(c["contexts"]), c["answer"])[0],
+            provider.citation_attribution_with_cot_reasons(c["question"], list(c["contexts"]), c["answer"])[0]
+            if "[" in c["answer"] or not os.environ.get(MARKED_ONLY) else NotAsked(),
     }
     with ThreadPoolExecutor(max_workers=3 * len(cases)) as pool:   # every case at once: retries sleep, not spin
         futures = {m: [pool.submit(call, lambda c=c, f=f: f(c)) for c in cases] for m, f in jobs.items()}

@@ -86,9 +86,18 @@ def harness_errors(cells) -> list[tuple]:
     return out
 
 
-STOCK_SCRIPTS = {"stock_usage.py": ("ragas", "deepeval", "trulens"), "stock_usage_more.py": ("phoenix",)}
-"""The stock scripts of the strict parity tests and the vendors each one runs."""
-STOCK_ENV = {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1"}
+STOCK_SCRIPTS = {"stock_usage.py": ("ragas", "deepeval", "trulens"),
+                 "stock_usage_more.py": ("phoenix", "mlflow", "opik")}
+"""The stock scripts of the strict parity tests and the vendors each one runs (Azure's runs in its own
+environment: ``tests/test_azure_parity.py``)."""
+
+
+def _stock_env() -> dict:
+    """The vendors' own switches the strict parity tests run the stock side with (telemetry off)."""
+    from tests.test_stock_parity import STOCK_ENV
+    from tests.test_stock_parity_more import SWITCHES
+
+    return {**STOCK_ENV, **SWITCHES}
 
 
 def stock_runs(url: str, model: str, cases, tmp: str, vendors: tuple[str, ...] | None = None) -> dict:
@@ -104,7 +113,11 @@ def stock_runs(url: str, model: str, cases, tmp: str, vendors: tuple[str, ...] |
     from tests.test_stock_parity import plain_cases
 
     plain = plain_cases(cases, os.path.join(tmp, "stock-cases.json"))
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **STOCK_ENV}
+    from tests.stock_usage import MARKED_ONLY
+
+    # TruLens's citation check is asked only of answers with [N] markers (the rest are not_applicable in
+    # the harness, and a real model asked anyway writes until its context is full: tests/stock_usage.py)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **_stock_env(), MARKED_ONLY: "1"}
     out: dict = {}
     for script, script_vendors in STOCK_SCRIPTS.items():
         path = shutil.copy(os.path.join(ROOT, "tests", script), os.path.join(tmp, script))

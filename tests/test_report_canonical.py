@@ -38,6 +38,8 @@ def test_canonical_divergences_explain_the_classic_case():
     assert cookie.row_reasons[unstated_at].startswith("definition: ") and "'borderline'" in cookie.row_reasons[unstated_at]
     # the inference case: the lowest is a whole-answer judge (MLflow's "no": its prompt forbids inference)
     assert divs["product-age"].rule == "definition" and "rates the whole answer" in divs["product-age"].reason
+    assert "Human labels: " in divs["product-age"].reason and "1 inference (follows from the passages" \
+        in divs["product-age"].reason
     mixed = divs["mixed-sentence"]
     assert any(t.startswith("decomposition: ") for t in mixed.row_reasons.values())  # the shared sentence
     assert "leave-grounded" not in divs

@@ -88,6 +88,11 @@ ALLOWED = (
     Allowed("no citation markers (TruLens)", ("trulens.citation",), SERVER_MODES, None, "not_applicable",
             "adapter rule on the card: the citation check applies only to answers with [N] markers; stock "
             "TruLens scores any answer"),
+    Allowed("no citation markers, not asked (TruLens, live)", ("trulens.citation",), SERVER_MODES,
+            "__main__.NotAsked", "not_applicable",
+            "the live run against a real model asks stock TruLens's citation check only of answers with [N] "
+            "markers (tests/stock_usage.py MARKED_ONLY); the harness's cell is not_applicable there by the "
+            "card's rule"),
     Allowed("Responses API 404 (TruLens)", ("trulens.groundedness", "trulens.groundedness_answerability",
                                             "trulens.citation"), ("chat-404",),
             "RuntimeError", None,
@@ -195,10 +200,13 @@ def parity(tmp_path_factory):
 
 
 def _same(stock: list, cell: tuple) -> bool:
+    """The same outcome: the same score, NaN for NaN, or the same exception (stock raised it, the harness
+    recorded the cell as an error raised with that type: the vendor's own code failed alike on the same
+    replies, as a real model's unparseable reply makes it)."""
     score, raised, _ = stock
-    status, value = cell[0], cell[1]
+    status, value, reason = cell[0], cell[1], cell[2] or ""
     if raised is not None:
-        return False
+        return status == "error" and reason.split(":", 1)[0] == raised.rsplit(".", 1)[-1]
     if score is None or math.isnan(score):
         return status == "vendor_nan"
     return status == "scored" and value is not None and math.isclose(value, score, abs_tol=1e-9)
