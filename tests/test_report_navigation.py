@@ -76,7 +76,9 @@ def test_filter_sort_search_and_follow_a_matrix_link(browser, report):  # noqa: 
     target = data.case_ids[101]   # with the table sorted by spread, a case of spread 0 on the last page
     page.click(".matrix-box tbody tr:nth-child(102) td:nth-child(2) a")
     page.wait_for_function("id => location.hash === '#c-' + encodeURIComponent(id)", arg=target)
-    assert page.inner_text("#cb-count").endswith("page 3 of 3")
+    # the page follows the hash in its hashchange handler, which runs after the hash is set: wait for it
+    page.wait_for_function("() => document.getElementById('cb-count').innerText.endsWith('page 3 of 3')",
+                           timeout=10_000)
     row = page.locator(f"#cb-body tr.cb-row[id='c-{target}']")
     assert row.is_visible() and row.locator("button").get_attribute("aria-expanded") == "true"
     detail = page.locator(f"#cb-body tr.cb-row[id='c-{target}'] + tr.cb-detail")
@@ -86,5 +88,6 @@ def test_filter_sort_search_and_follow_a_matrix_link(browser, report):  # noqa: 
 
     page.click(".matrix-box thead th:nth-child(2) a")
     card = page.locator(f"details[id='card-{data.metrics[0]}']")
+    page.wait_for_function("id => document.getElementById('card-' + id).open", arg=data.metrics[0], timeout=10_000)
     assert card.get_attribute("open") is not None and card.is_visible()
     page.close()

@@ -45,7 +45,8 @@ def default_workers() -> int:
 
 
 CELLS_PER_EXTRA_WORKER = 200
-"""Vendor cells per further worker (its own vendor imports, ~4 s of CPU, must pay). Measured on 2 cores with
+"""Vendor cells per further worker (its own vendor imports, 16-19 s of CPU on 2 cores, must pay; they run
+beside the first worker's). Measured on 2 cores with
 ``bench/bench_workers.py`` (bench/README.md): at 240 vendor cells (the canonical set, every metric) 2 workers
 were as fast as 1 or a little faster (30.8 s vs 32.1 s at 0 ms judge latency, 37.3 s vs 39.6 s at 200 ms), at
 1,920 vendor cells 1.22x faster (52.9 s vs 64.3 s)."""
