@@ -110,9 +110,9 @@ def test_a_lower_is_better_metric_is_gated_in_its_own_direction(tmp_path, capsys
                      str(tmp_path), "--run-id", rid, "--no-progress", "--no-report"]) == 0
     capsys.readouterr()
     assert main(["check", "base", "--out", str(tmp_path), "--min", "opik.hallucination=0.5"]) == 2
-    assert "use --max opik.hallucination=0.5" in capsys.readouterr().err
+    assert "a floor is the wrong gate; use --max opik.hallucination=0.5" in capsys.readouterr().err
     assert main(["check", "base", "--out", str(tmp_path), "--max-case", "inhouse.span=0.5"]) == 2
-    assert "use --min-case inhouse.span=0.5" in capsys.readouterr().err
+    assert "a ceiling is the wrong gate; use --min-case inhouse.span=0.5" in capsys.readouterr().err
     # the worse answers: Opik's score rises; the gate reads that as the drop it is
     assert main(["check", "worse", "--out", str(tmp_path), "--baseline", "base", "--max-drop", "0.05",
                  "--max-case", "opik.hallucination=0.5"]) == 1

@@ -110,11 +110,10 @@ def stock_runs(url: str, model: str, cases, tmp: str, vendors: tuple[str, ...] |
     import sys
 
     from tests.conftest import ROOT
+    from tests.stock_usage import MARKED_ONLY
     from tests.test_stock_parity import plain_cases
 
     plain = plain_cases(cases, os.path.join(tmp, "stock-cases.json"))
-    from tests.stock_usage import MARKED_ONLY
-
     # TruLens's citation check is asked only of answers with [N] markers (the rest are not_applicable in
     # the harness, and a real model asked anyway writes until its context is full: tests/stock_usage.py)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **_stock_env(), MARKED_ONLY: "1"}

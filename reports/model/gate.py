@@ -18,6 +18,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 from harness.core.terminal import printable
 
+from reports.model.orient import scale
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -62,8 +64,6 @@ def bounds(floors: list[tuple[str, float]], ceilings: list[tuple[str, float]], d
            ) -> list[tuple[str, float, bool]]:
     """``(metric, value, is_floor)`` for every ``--min`` (floors) and ``--max`` (ceilings), each checked
     against the run's metrics and the metric's direction (ValueError naming the option to use instead)."""
-    from reports.model.orient import scale  # noqa: PLC0415 - lazy: reads the adapter's class
-
     suffix = "-case" if per_case else ""
     out = []
     for items, is_floor in ((floors, True), (ceilings, False)):
@@ -73,9 +73,9 @@ def bounds(floors: list[tuple[str, float]], ceilings: list[tuple[str, float]], d
                 raise ValueError(f"{option} {metric}: the run has no metric {metric!r}; it has "
                                  f"{', '.join(data.metrics)}")
             if scale(metric)[2] != is_floor:
-                better, other = ("lower", "--max") if is_floor else ("higher", "--min")
+                better, wrong, other = ("lower", "floor", "--max") if is_floor else ("higher", "ceiling", "--min")
                 raise ValueError(f"{option} {metric}={value:g}: on {metric} a {better} score is better, so a "
-                                 f"floor is the wrong gate; use {other}{suffix} {metric}={value:g}")
+                                 f"{wrong} is the wrong gate; use {other}{suffix} {metric}={value:g}")
             out.append((metric, value, is_floor))
     return out
 
@@ -90,7 +90,7 @@ def check(data, minimums: list[tuple[str, float]], max_errors: int | None,
     """Every criterion on one run (:class:`reports.model.data.RunData`)."""
     cells = data.cells
     out = []
-    for metric, value, is_floor in bounds(minimums, list(maximums), data):
+    for metric, value, is_floor in bounds(minimums, maximums, data):
         d = cells[cells["metric"] == metric]
         scored = d[d["status"] == "scored"]["score"].astype(float)
         name = f"{metric} mean {'>=' if is_floor else '<='} {value:g}"

@@ -34,7 +34,7 @@ def per_case(data, minimums: list[tuple[str, float]], maximums: list[tuple[str, 
     """One outcome per (case, metric) of every ``--min-case`` and ``--max-case`` criterion."""
     cells = build(data)
     out = []
-    for metric, value, is_floor in bounds(minimums, list(maximums), data, per_case=True):
+    for metric, value, is_floor in bounds(minimums, maximums, data, per_case=True):
         for case in data.case_ids:
             cell = cells[(case, metric)]
             name = f"{case} / {metric} {'>=' if is_floor else '<='} {value:g}"
