@@ -63,11 +63,13 @@ def version() -> str:
 def main(argv: list[str] | None = None) -> int:
     """The CLI; everything it prints (and every library it drives prints) passes the secret scrubber."""
     from harness.core.redact import ScrubbingStream  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.metric.vendor_env import switches  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)
     try:
-        return _main(argv)
+        with switches():   # the vendor switches for this command (and the workers it starts); the caller's after
+            return _main(argv)
     finally:
         sys.stdout, sys.stderr = saved
 

@@ -115,15 +115,18 @@ def evaluate(cases, metrics=None, judge=None, *, report=True, divergence_thresho
     unknown = sorted(set(options) - set(RUN_OPTIONS))
     if unknown:
         raise TypeError(f"evaluate() got unknown option(s) {', '.join(unknown)}; known: {', '.join(RUN_OPTIONS)}")
+    from harness.metric.vendor_env import switches  # noqa: PLC0415 - lazy: importing harness loads nothing
     from harness.run.runner import RunOptions  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     options.setdefault("out_dir", default_out_dir())
-    opts = RunOptions(cases=case_set(cases), metrics=metric_names(metrics), judge=judge_config(judge), **options)
-    if opts.judge.is_reference:
-        from harness.judge.reference import refuse_unannotated  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    # the vendor switches (telemetry off, no dotenv, ...) hold for this call only: the caller's environment after
+    with switches():
+        opts = RunOptions(cases=case_set(cases), metrics=metric_names(metrics), judge=judge_config(judge), **options)
+        if opts.judge.is_reference:
+            from harness.judge.reference import refuse_unannotated  # noqa: PLC0415 - lazy: importing harness loads nothing
 
-        refuse_unannotated(opts.cases, API_HINT)
-    result = in_own_loop(_evaluate, opts, report, divergence_threshold)
+            refuse_unannotated(opts.cases, API_HINT)
+        result = in_own_loop(_evaluate, opts, report, divergence_threshold)
     if opts.progress:
         print(f"harness: run {result.run_id} stored in {result.run_dir}", file=sys.stderr)
     return result

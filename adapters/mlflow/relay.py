@@ -151,9 +151,12 @@ def relay() -> Relay:
     with _START:
         if _RELAY is None:
             _RELAY = Relay()
-            os.environ["OPENAI_API_BASE"] = _RELAY.url
-            os.environ.setdefault("OPENAI_API_KEY", "harness-gateway")
-            for name in ("NO_PROXY", "no_proxy"):
-                have = [h for h in os.environ.get(name, "").split(",") if h]
+        # on every use, not once: a harness call restores the caller's environment when it ends
+        # (harness.metric.vendor_env.switches), and the next call's MLflow cells need it pointed here again
+        os.environ["OPENAI_API_BASE"] = _RELAY.url
+        os.environ.setdefault("OPENAI_API_KEY", "harness-gateway")
+        for name in ("NO_PROXY", "no_proxy"):
+            have = [h for h in os.environ.get(name, "").split(",") if h]
+            if any(h not in have for h in LOOPBACK):
                 os.environ[name] = ",".join(have + [h for h in LOOPBACK if h not in have])
         return _RELAY

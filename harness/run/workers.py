@@ -34,6 +34,7 @@ import threading
 import time
 from multiprocessing.connection import wait
 
+from harness.metric.vendor_env import quiet_vendors
 from harness.run.cellwork import CellWorker, WorkerFailed, plain_thread_pool, usable_cores
 
 __all__ = ["WorkerFailed", "default_workers", "run_in_processes", "worker_cores", "worker_main"]
@@ -215,6 +216,7 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
             os.sched_setaffinity(0, {core})
         except OSError:    # a container that forbids it: the worker runs where the OS puts it
             pass
+    quiet_vendors()   # this process is the harness's own: the switches hold for its life, before any vendor import
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the runner's to handle
     # A cell finished as the runner went away must not print the queue's broken-pipe traceback onto the
     # terminal the runner shared (the runner says how to resume; this worker exits at once, below).
