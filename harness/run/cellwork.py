@@ -107,6 +107,8 @@ class WorkerSpec:
     """``harness.judge.embeddings.EmbedConfig`` of the gateway's /v1/embeddings route (None: the embedded model)."""
     metric_args: dict = field(default_factory=dict)
     """metric name -> keyword arguments of its adapter class, as in ``RunOptions``."""
+    log_dir: str | None = None
+    """The run directory: a worker process writes its vendors' log records to ``vendor-w<N>.log`` there."""
 
 
 @dataclass(frozen=True)

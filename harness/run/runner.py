@@ -7,7 +7,7 @@ import os
 import secrets
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.cases.load import CaseSet, case_digest
 from harness.core.records import Case
@@ -21,6 +21,7 @@ from harness.run.cellwork import CellTask, WorkerSpec, run_in_process, store_don
 from harness.run.progress import Progress
 from harness.run.rundir import RunLock, check_run_id
 from harness.run.spec import build_spec
+from harness.run.vendorlog import VendorLog, log_path, offsets, summary
 from harness.store.repeats import finished as finished_repeats
 from harness.store.runstore import FINAL, RunStore, StoreWriteError
 
@@ -173,7 +174,12 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
         store.close()
         raise StoreWriteError(os.path.join(run_dir, "spec.json"), e) from None
     try:
-        computed, reused = _run_cells(opts, run_id, store, classes, mode)
+        since = offsets(run_dir)
+        with VendorLog(log_path(run_dir)):   # vendors' log records to vendor.log, not the terminal
+            computed, reused = _run_cells(opts, run_id, store, classes, mode, run_dir)
+        if opts.progress:
+            for line in summary(run_dir, since):
+                print(line, file=sys.stderr)
         counts = status_counts(store)
         repeat_errors = store.rows("SELECT COUNT(*) FROM repeat_cells WHERE status = 'error'")[0][0] \
             if opts.repeats > 1 else 0
@@ -205,7 +211,8 @@ def _worker_spec(opts: RunOptions, run_id: str, mode: str, cache, workers: int, 
                       upstream_wrapper=wrapper, embeddings=opts.embeddings, metric_args=dict(opts.metric_args))
 
 
-def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mode: str) -> tuple[int, int]:
+def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mode: str,
+               run_dir: str | None = None) -> tuple[int, int]:
     """Compute the cells left to compute, in this process, in ``opts.workers`` processes or on Ray;
     every finished cell is written here (the single writer)."""
 
@@ -267,7 +274,8 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
                                    judge_bound)
         else:
             workers = max(1, min(opts.workers, total))
-        spec = _worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1)
+        spec = replace(_worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1),
+                       log_dir=run_dir if workers > 1 and not opts.ray else None)
         progress = Progress(total, reused, enabled=opts.progress)
         startup: list = []
 

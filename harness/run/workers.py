@@ -36,6 +36,7 @@ from multiprocessing.connection import wait
 
 from harness.metric.vendor_env import quiet_vendors
 from harness.run.cellwork import CellWorker, WorkerFailed, plain_thread_pool, usable_cores
+from harness.run.vendorlog import VendorLog, log_path
 
 __all__ = ["WorkerFailed", "default_workers", "run_in_processes", "worker_cores", "worker_main"]
 
@@ -223,10 +224,12 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
     results_q._ignore_epipe = True
     threading.Thread(target=_exit_with_parent, args=(parent_pid,), name="harness-parent-watch", daemon=True).start()
 
+    vlog = VendorLog(log_path(spec.log_dir, index)) if spec.log_dir else contextlib.nullcontext()
     try:
-        worker = CellWorker(spec, remote=True)
-        worker.prepare(metrics, on_ready=lambda facts: results_q.put(("ready", {**facts, "worker": index})))
-        asyncio.run(_serve(worker, tasks_q, results_q))
+        with vlog:
+            worker = CellWorker(spec, remote=True)
+            worker.prepare(metrics, on_ready=lambda facts: results_q.put(("ready", {**facts, "worker": index})))
+            asyncio.run(_serve(worker, tasks_q, results_q))
     except BaseException as e:  # noqa: BLE001 - reported to the runner, which fails the run
         msg = " ".join(str(e).split())[:300]
         results_q.put(("error", f"worker process {index} failed: {type(e).__name__}: {msg}"))
