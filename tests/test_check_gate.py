@@ -93,11 +93,29 @@ def test_canonical_is_grounded(groundedness):
 
 def test_weaker_answers_fail():
     assert_grounded({str(worse)!r}, {{"inhouse.span": 0.5}}, per_case=0.5, out_dir={str(tmp_path / "runs")!r})
+
+import json, pytest
+from harness.run.testing import case_params
+
+@pytest.mark.parametrize("case", case_params({str(worse)!r}))
+def test_each_answer(case):
+    assert_grounded(case, {{"inhouse.span": 0.5}}, out_dir={str(tmp_path / "items")!r})
+
+def test_rows_as_evaluate_takes_them():
+    rows = [json.loads(line) for line in open({str(CANONICAL)!r})][:3]
+    got = assert_grounded(rows, {{"inhouse.span": 0.0}}, out_dir={str(tmp_path / "rows")!r})
+    assert len(got.cells) == 3
 ''')
     r = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.run.testing", "-q", "-p", "no:cacheprovider",
                         str(suite)], capture_output=True, text=True, cwd=str(tmp_path), timeout=600,
                        env={**__import__("os").environ, "PYTHONPATH": ROOT})
-    assert "1 failed, 1 passed" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "FAILED test_team_rag.py::test_weaker_answers_fail" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "test_canonical_is_grounded FAILED" not in r.stdout and "::test_rows_as_evaluate_takes_them" not in r.stdout
+    # one item per case: each weakened case fails on its own, and the items of well-grounded cases pass
+    n_items = sum(1 for line in open(worse) if line.strip())
+    failed_items = r.stdout.count("FAILED test_team_rag.py::test_each_answer[")
+    assert all(f"FAILED test_team_rag.py::test_each_answer[{c}]" in r.stdout for c in changed)
+    assert len(changed) <= failed_items < n_items
     assert f"{changed[0]} / inhouse.span: 0.000 < 0.5" in r.stdout
 
 
