@@ -199,6 +199,7 @@ class CellWorker:
         order = [n for n in metrics if callable(getattr(self._cls(n), "prepare", None))]
         self._ready = {n: concurrent.futures.Future() for n in order}
         began = time.time()
+        self._began = (order, began)
         # Cells that need no vendor run while the vendors import, and two threads importing one module at
         # once can leave it half made: what those cells import lazily is imported here first (the
         # aligner's rapidfuzz; the embedded model imports under harness.metric.vendor_env.IMPORT_LOCK).
@@ -219,6 +220,14 @@ class CellWorker:
                 on_ready(self.startup)
 
         threading.Thread(target=load, name="harness-vendor-import", daemon=True).start()
+
+    def startup_so_far(self) -> dict:
+        """The start-up facts of a worker whose vendor imports had not all finished when its cells ran out
+        (``imported``: the metrics whose vendor was ready)."""
+        order, began = getattr(self, "_began", ([], time.time()))
+        return {"metrics": order, "ready": None, "import_s": None, "unfinished": True,
+                "imported": [n for n in order if self._ready[n].done()], "waited_s": round(time.time() - began, 3),
+                "cores": usable_cores()}
 
     async def _vendor_ready(self, name: str) -> str | None:
         """None once the metric's vendor is imported; else why it could not be."""

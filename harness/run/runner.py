@@ -300,8 +300,12 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
                                            on_ready=lambda facts: startup.append({**facts, "worker": 0})))
         finally:
             progress.close()
-        if startup:   # each worker's vendor imports (start-up, paid once per worker process)
-            store.write_meta("startup", sorted(startup, key=lambda f: f["worker"]))
+        if startup:   # each worker's vendor imports (start-up, paid once per worker process): one record per worker,
+            # the finished one where a worker reported both (its imports ended as its cells ran out)
+            one = {}
+            for f in sorted(startup, key=lambda f: bool(f.get("unfinished"))):
+                one.setdefault(f["worker"], f)
+            store.write_meta("startup", [one[w] for w in sorted(one)])
         return total + replayed, reused
     finally:
         if memo is not None:
