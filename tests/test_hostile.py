@@ -112,7 +112,7 @@ def _body(probe, labels: str) -> bytes:
             return json.dumps(answers.initial_state(store.case_json(store.picks()[0].case_id))).encode()
         finally:
             store.close()
-    return gen.encode()
+    return gen.encode() if gen is not None else None
 
 
 def _review_http(probe, world, tmp_path, capsys):

@@ -146,7 +146,7 @@ async def _save(request):
                                            content_type="application/json")
     raw = await request.read()
     try:
-        body = json.loads(raw)
+        body = json.loads(raw.decode("utf-8"))
     except RecursionError:
         return web.json_response({"error": "the save is not usable JSON: nested too deeply"}, status=400)
     except json.JSONDecodeError as e:
