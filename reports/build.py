@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 
 from harness.core.redact import register_judge_key, scrub
+from harness.core.terminal import printable
 
 from reports.model import (
     agreement,
@@ -122,14 +123,14 @@ def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRES
     os.makedirs(out, exist_ok=True)
     html_path, md_path = os.path.join(out, "index.html"), os.path.join(out, "report.md")
     with open(html_path, "w", encoding="utf-8") as fh:
-        fh.write(scrub(html.render(rep)))
+        fh.write(printable(scrub(html.render(rep))))   # control characters of case ids and replies: escaped
     with open(os.path.join(out, "cost.png"), "wb") as fh:   # the Markdown links it relatively
         fh.write(rep.cost_png)
     for name, text in files(rep.extra).items():   # the plots the Markdown links, beside it
         with open(os.path.join(out, name), "w", encoding="utf-8") as fh:
             fh.write(text)
     with open(md_path, "w", encoding="utf-8") as fh:
-        fh.write(scrub(markdown.render(rep, images={"cost": "cost.png"})))
+        fh.write(printable(scrub(markdown.render(rep, images={"cost": "cost.png"}))))
     return Built(html_path, md_path, rep)
 
 

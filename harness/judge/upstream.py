@@ -183,7 +183,11 @@ class ReferenceUpstream:
             if len(self._digests) > 4096:
                 self._digests.clear()
             digest = self._digests[(cell.run, cell.case)] = case_digest(self._case(cell))
-        version = getattr(registry.get(cell.metric), "version", "?")
+        try:
+            version = getattr(registry.get(cell.metric), "version", "?")
+        except registry.UnknownMetric as e:   # e.g. Azure's metric asking a `judge serve` of the main environment
+            raise UpstreamError(f"reference judge: no rubric for this request: {e}", status=400,
+                                retryable=False) from None
         return f"reference-v{REFERENCE_VERSION}|{cell.metric}@{version}|{digest}"
 
     def _case(self, cell: Cell):

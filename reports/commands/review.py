@@ -47,27 +47,58 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Draw (when needed), then serve, report kappa or export."""
-    from reports.review.store import LabelStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    import sqlite3  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
+    from reports.review.store import LabelsFileError, LabelStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    _check_options(args)
     try:
         store = LabelStore(args.labels)
+    except LabelsFileError as e:
+        raise BadInput(str(e)) from None
     except Exception as e:  # noqa: BLE001 - not a SQLite file, unwritable folder: one line, exit 2
         raise BadInput(f"--labels {args.labels}: cannot be opened as a labels file ({e})") from None
     try:
-        if not store.has_sample():
-            _draw(store, args)
-        elif args.source:
-            meta = store.meta()
-            print(f"review: {args.labels} already holds its sample ({meta.get('size')} answers from "
-                  f"{meta.get('source')} {meta.get('name')}, seed {meta.get('seed')}); SOURCE and --sample are not "
-                  "used again", flush=True)
-        if args.kappa:
-            return _kappa(store)
-        if args.export:
-            return _export(store, args)
-        return _serve(store, args)
+        return _run(store, args)
+    except sqlite3.Error as e:   # a file that opened but cannot be read through (cut short, damaged)
+        raise BadInput(f"--labels {args.labels}: cannot be opened as a labels file ({e})") from None
+    except LabelsFileError as e:
+        raise BadInput(str(e)) from None
     finally:
         store.close()
+
+
+def _check_options(args) -> None:
+    """Options that are wrong whatever the labels file holds: said before anything is drawn or served."""
+    import os  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    from harness.run.checks import port  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    from reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    try:
+        port(args.port)
+        args.reviewer = reviewer_name(args.reviewer)
+    except ValueError as e:
+        raise BadInput(str(e) if str(e).startswith("--port") else f"--reviewer {e}") from None
+    if args.export and os.path.isdir(args.export):
+        raise BadInput(f"--export {args.export}: is a folder; give the path of the case file to write")
+
+
+def _run(store, args) -> int:
+    """The command on an open labels file."""
+    if not store.has_sample():
+        _draw(store, args)
+    elif args.source:
+        meta = store.meta()
+        print(f"review: {args.labels} already holds its sample ({meta.get('size')} answers from "
+              f"{meta.get('source')} {meta.get('name')}, seed {meta.get('seed')}); SOURCE and --sample are not "
+              "used again", flush=True)
+    if args.kappa:
+        return _kappa(store)
+    if args.export:
+        return _export(store, args)
+    return _serve(store, args)
 
 
 def _draw(store, args) -> None:
@@ -105,18 +136,19 @@ def _export(store, args) -> int:
         lab = collect(store, names)
     except ValueError as e:
         raise BadInput(str(e)) from None
-    n = write_cases(lab, args.export)
+    try:
+        n = write_cases(lab, args.export)
+    except OSError as e:
+        raise BadInput(f"--export {args.export}: cannot write the case file ({e.strerror or e})") from None
     left = ", ".join(f"{k} {w}" for w, k in lab.left_out.items()) or "none"
     print(f"review: wrote {n} labelled answers to {args.export} (left out: {left})")
     return 0
 
 
 def _serve(store, args) -> int:
-    from reports.review.server import NAME as REVIEWER  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from reports.review.server import serve  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
-    if not REVIEWER.match(args.reviewer):
-        raise BadInput(f"--reviewer {args.reviewer!r}: expected 1-64 letters, digits, spaces or . @ - _")
+    store.check_writable()   # a file the app cannot save to is refused now, not after the first label
 
     def ready(url: str) -> None:
         print(f"review: {len(store.picks())} answers, reviewer {args.reviewer}, labels {args.labels}", flush=True)

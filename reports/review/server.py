@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import re
+import sqlite3
 from dataclasses import asdict
 
 from aiohttp import web
@@ -31,7 +32,8 @@ from reports.review.store import LabelStore
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 HOST = "127.0.0.1"
-NAME = re.compile(r"^[\w .@-]{1,64}$")
+NAME = re.compile(r"[\w .@-]{1,64}")
+"""A reviewer's name (matched whole, after :func:`reviewer_name` trims the ends)."""
 KEYS = {"1": "supported", "s": "supported", "2": "inference", "i": "inference", "3": "not_found",
         "n": "not_found", "4": "contradicted", "c": "contradicted"}
 """Keyboard shortcut -> claim label (the page shows this map)."""
@@ -60,12 +62,24 @@ async def _loopback_only(request, handler):
     return await handler(request)
 
 
-def _reviewer(request) -> str:
-    name = request.query.get("reviewer") or request.app["reviewer"]
-    if not NAME.match(name or ""):
-        raise web.HTTPBadRequest(text=json.dumps({"error": f"reviewer {name!r}: expected 1-64 letters, digits, "
-                                                            "spaces or . @ - _"}), content_type="application/json")
+def reviewer_name(raw: str | None) -> str:
+    """A reviewer's name with the white space at its ends trimmed (``"alice\\n"`` is alice, not a second
+    reviewer); ValueError for anything else that is not 1-64 letters, digits, spaces or ``. @ - _``.
+
+    >>> reviewer_name("alice\\n"), reviewer_name(" bob ")
+    ('alice', 'bob')
+    """
+    name = (raw or "").strip()
+    if not NAME.fullmatch(name):
+        raise ValueError(f"{raw!r}: expected 1-64 letters, digits, spaces or . @ - _")
     return name
+
+
+def _reviewer(request) -> str:
+    try:
+        return reviewer_name(request.query.get("reviewer") or request.app["reviewer"])
+    except ValueError as e:
+        raise web.HTTPBadRequest(text=json.dumps({"error": f"reviewer {e}"}), content_type="application/json") from None
 
 
 async def _page(request):
@@ -130,11 +144,27 @@ async def _save(request):
     if request.content_type != "application/json":
         raise web.HTTPUnsupportedMediaType(text=json.dumps({"error": "a save is JSON (Content-Type: application/json)"}),
                                            content_type="application/json")
+    raw = await request.read()
     try:
-        state = A.check(store.case_json(pick.case_id), await request.json())
+        body = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        return web.json_response({"error": "the save is not usable JSON: nested too deeply"}, status=400)
+    except json.JSONDecodeError as e:
+        return web.json_response({"error": f"the save is not JSON: {e}"}, status=400)
+    except UnicodeDecodeError as e:
+        return web.json_response({"error": f"the save is not JSON: {e}"}, status=400)
+    except ValueError as e:   # an integer past Python's digit limit
+        return web.json_response({"error": f"the save is not usable JSON: {str(e).split(';')[0]}"}, status=400)
+    try:
+        state = A.check(store.case_json(pick.case_id), body)
+    except RecursionError:
+        return web.json_response({"error": "the save is not usable JSON: nested too deeply"}, status=400)
     except (ValueError, KeyError, TypeError) as e:
-        return web.json_response({"error": str(e)}, status=400)
-    at = store.save(who, pick.case_id, state)
+        return web.json_response({"error": " ".join(str(e).split())}, status=400)
+    try:
+        at = store.save(who, pick.case_id, state)
+    except sqlite3.Error as e:   # a file that cannot be written: say so, never "saved"
+        return web.json_response({"error": f"the labels file {store.path} cannot be written ({e})"}, status=503)
     return web.json_response({"saved_at": at, "done": A.answer_done(state), "progress": _progress(store, who)})
 
 
