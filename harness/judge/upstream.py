@@ -197,12 +197,15 @@ class HttpEndpoint:
     """How its errors name it."""
 
     def __init__(self, url: str, model: str, key_env: str | None, timeout_s: float = 120.0,
-                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES, key_confined: bool = False):
         self.url = url.rstrip("/")
         self.model = model
         self.key_env = key_env
         self.__key = os.environ.get(key_env, "") if key_env else ""
-        redact.register(self.__key)
+        redact.register(self.__key, judge_only=key_confined)
+        self.key_confined = key_confined or redact.confined(self.__key)
+        """The key occurs in the case text: it is removed from each reply here, where it comes from the
+        judge, and not from the cases (:mod:`harness.run.keyguard`)."""
         redact.register_url(self.url)
         self._timeout = timeout_s
         self.max_reply_bytes = max_reply_bytes
@@ -217,8 +220,8 @@ class HttpEndpoint:
     def redact(self, text: str, limit: int | None = None) -> str:
         """``text`` without the key (or any credential, or a fragment of one: error bodies can echo
         headers), cut to ``limit`` characters after it is scrubbed (:func:`harness.core.redact.cut`)."""
-        text = text.replace(self.__key, "***") if self.__key else text
-        return redact.cut(text, limit) if limit is not None else redact.scrub(text)
+        text = redact.scrub_judge(text.replace(self.__key, "***") if self.__key else text)
+        return redact.scrub_judge(redact.cut(text, limit)) if limit is not None else redact.scrub(text)
 
     async def _post(self, cell: Cell, route: str, body: dict, bad_body_retryable: bool = False) -> dict:
         """POST ``body`` to ``<url>/<route>``; the JSON reply, or :class:`UpstreamError` (timeouts,
@@ -260,11 +263,12 @@ class HttpEndpoint:
             raise UpstreamError(self.redact(f"{self.what} HTTP {status}: {text}", 320), status=status,
                                 retryable=False, body=error_body(self.redact(text)))
         try:
-            return json.loads(raw)
+            reply = json.loads(raw)
         except (ValueError, RecursionError):
             shown = self.redact(raw[:400].decode(encoding, "replace"), 120)
             raise UpstreamError(f"{self.what} replied with a body that is not JSON: {shown!r}",
                                 retryable=bad_body_retryable) from None
+        return redact.scrub_judge_obj(reply) if self.key_confined else reply
 
     async def aclose(self):
         if self._client is not None:
