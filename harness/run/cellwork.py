@@ -157,7 +157,8 @@ def make_gateway(spec: WorkerSpec, cases: dict, cache):
             raise WorkerFailed(f"--judge-key-env {judge.key_env}: the variable {judge.key_env} is not set in this "
                                f"worker's environment (host {socket.gethostname()}); set it where the workers run")
         upstream = HttpUpstream(judge.url, judge.model, judge.key_env, timeout_s=spec.call_timeout_s,
-                                max_reply_bytes=getattr(judge, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES))
+                                max_reply_bytes=getattr(judge, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES),
+                                key_confined=getattr(judge, "key_confined", False))
     if spec.upstream_wrapper is not None:
         upstream = spec.upstream_wrapper(upstream)
     policy = RetryPolicy(max_attempts=spec.retry_attempts, base_delay_s=spec.retry_base_delay_s,

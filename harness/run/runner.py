@@ -18,6 +18,7 @@ from harness.judge.reference import refuse_unannotated
 from harness.judge.upstream import DEFAULT_MAX_REPLY_BYTES, RetryPolicy
 from harness.metric import registry
 from harness.run.cellwork import CellTask, WorkerSpec, run_in_process, store_done
+from harness.run.keyguard import confine_key
 from harness.run.progress import Progress
 from harness.run.rundir import RunLock, check_run_id
 from harness.run.spec import build_spec
@@ -40,6 +41,9 @@ class JudgeConfig:
     """Injected latency per call, reference judge only (benchmarks)."""
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     """An HTTP judge's reply larger than this is refused, read no further (``--max-reply-mb``)."""
+    key_confined: bool = False
+    """The key occurs in the run's case text: it is removed from the judge's replies, errors and headers
+    only, never from the cases (:mod:`harness.run.keyguard`)."""
 
     @property
     def is_reference(self) -> bool:
@@ -140,6 +144,8 @@ def run(opts: RunOptions) -> RunOutcome:
 
         refuse_unannotated(opts.cases)
 
+    if opts.judge.key_env:   # a key that is also case text: said now, kept out of the judge's text only
+        opts.judge = confine_key(opts.judge, opts.cases)
     run_id = check_run_id(opts.run_id or default_run_id())
     if opts.ray:   # no cluster there: one clear error (RayUnavailable) before the run directory is made
         from harness.run.rayrun import connect  # noqa: PLC0415 - lazy: Ray is an optional extra, slow to import
