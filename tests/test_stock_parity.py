@@ -29,6 +29,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.cases.load import load_cases
@@ -73,21 +74,40 @@ class Allowed:
     live_only: bool = False
     """A difference only the live comparison against a real model shows (tests/test_live_judge.py); the
     strict test here never makes it."""
+    when: Callable | None = None
+    """What the rule's name says of the case (``case -> bool``): a case it does not hold for is not this
+    difference, whatever the two sides show."""
+    stock_says: str | None = None
+    """Text the stock exception's message must contain (the vendor saying why it raised)."""
 
+
+def _only_the_answer_empty(case) -> bool:
+    """The answer is empty and nothing else is: an empty question or passage list is another input."""
+    return case.answer == "" and bool(case.question) and bool(case.context_texts) and all(case.context_texts)
+
+
+USAGE_TWIN = "+usage"
+"""Suffix of a stock run against the mode's judge with ``usage`` in every reply (the replies are otherwise
+the same: the judge draws usage apart from content), for the cases where stock raised on a reply without
+usage: what stock scores when the reply carries it."""
 
 ALLOWED = (
     Allowed("empty answer (Ragas)", ("ragas.faithfulness", "ragas.response_groundedness"), SERVER_MODES,
             "ValueError", "vendor_nan",
             "Ragas raises on an empty response before any judge call; the harness keeps that as unscored by the "
-            "vendor (card: degenerate inputs)", harness_flag="vendor_raised_on_empty_input"),
+            "vendor (card: degenerate inputs)", harness_flag="vendor_raised_on_empty_input",
+            when=_only_the_answer_empty, stock_says="response is missing"),
     Allowed("empty answer (DeepEval)", ("deepeval.faithfulness", "deepeval.faithfulness_penalized"), SERVER_MODES,
             "deepeval.errors.MissingTestCaseParamsError", "vendor_nan",
             "DeepEval raises on an empty actual_output before any judge call; the harness keeps that as unscored "
-            "by the vendor (card: degenerate inputs)", harness_flag="empty_answer_rejected"),
+            "by the vendor (card: degenerate inputs)", harness_flag="empty_answer_rejected",
+            when=_only_the_answer_empty, stock_says="actual_output"),
     Allowed("reply without usage (DeepEval)", ("deepeval.faithfulness", "deepeval.faithfulness_penalized"),
-            SERVER_MODES, "AttributeError", "scored",
+            SERVER_MODES, "AttributeError", None,
             "the judge's reply carried no usage: stock DeepEval's OpenAIModel raises reading "
-            "completion.usage.prompt_tokens; the harness's usage shim lets the cell score (card: shims)"),
+            "completion.usage.prompt_tokens; the harness's usage shim lets the cell score what stock scores "
+            "when the same replies carry usage (card: shims)", stock_says="prompt_tokens",
+            same_as_mode=USAGE_TWIN),
     Allowed("no citation markers (TruLens)", ("trulens.citation",), SERVER_MODES, None, "not_applicable",
             "adapter rule on the card: the citation check applies only to answers with [N] markers; stock "
             "TruLens scores any answer"),
@@ -112,9 +132,9 @@ class JudgeProcess:
     on a busy machine stock DeepEval, which opens a new connection per call, then meets connect timeouts
     (``APIConnectionError``) that are the test's doing, not the metric's."""
 
-    def __init__(self, mode: str):
-        self.proc = subprocess.Popen([sys.executable, "-m", "tests.judges.realistic", "--port", "0", "--mode", mode],
-                                     cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    def __init__(self, mode: str, *options: str):
+        self.proc = subprocess.Popen([sys.executable, "-m", "tests.judges.realistic", "--port", "0", "--mode", mode,
+                                      "--secret", *options], cwd=ROOT, stdout=subprocess.PIPE, text=True)
         self.url = json.loads(self.proc.stdout.readline())["url"]
 
     def stats(self) -> dict:
@@ -144,6 +164,29 @@ def plain_cases(cases, path: str) -> str:
     return path
 
 
+def _usage_twins(tmp: str, cases, stock: dict) -> dict:
+    """Stock DeepEval again, on the cases where it raised on a reply without usage, against judges whose
+    replies all carry usage (otherwise the same replies): ``{mode + USAGE_TWIN: runs}``."""
+    raised = {m: {c.id for c in cases for x in ("deepeval.faithfulness", "deepeval.faithfulness_penalized")
+                  if stock[m].get(x, {}).get(c.id, [None, None])[1] == "AttributeError"} for m in SERVER_MODES}
+    again = [c for c in cases if any(c.id in ids for ids in raised.values())]
+    if not again:
+        return {}
+    judges = {m: JudgeProcess(m, "--usage-always") for m in SERVER_MODES if raised[m]}
+    try:
+        plain = plain_cases(again, os.path.join(tmp, "twin-cases.json"))
+        script = shutil.copy(os.path.join(ROOT, "tests", "stock_usage.py"), os.path.join(tmp, "stock_usage.py"))
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **STOCK_ENV}
+        p = subprocess.run([sys.executable, script, "deepeval", MODEL, plain, *(j.url for j in judges.values())],
+                           cwd=tmp, env=env, capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, f"stock deepeval (usage twin) failed:\n{p.stderr[-3000:]}"
+        runs = json.loads(p.stdout.strip().splitlines()[-1])["runs"]
+        return {m + USAGE_TWIN: runs[j.url] for m, j in judges.items()}
+    finally:
+        for j in judges.values():
+            j.stop()
+
+
 def _stock_processes(tmp: str, cases, judges: dict) -> dict:
     """Start one stock process per vendor (all its judges in one process); returns vendor -> Popen."""
     plain = plain_cases(cases, os.path.join(tmp, "stock-cases.json"))
@@ -160,8 +203,8 @@ def _harness(cases, url: str, mode: str, out: str) -> dict:
                              progress=False, judge=JudgeConfig(url=url, model=MODEL), cache_mode="live"))
     store = RunStore.open(outcome.store_path)
     try:
-        return {(r[0], r[1]): (r[2], r[3], r[4] or "", r[5] or "") for r in store.rows(
-            "SELECT case_id, metric, status, score, reason, flags FROM cells")}
+        return {(r[0], r[1]): (r[2], r[3], r[4] or "", r[5] or "", r[6] or "") for r in store.rows(
+            "SELECT case_id, metric, status, score, reason, flags, detail FROM cells")}
     finally:
         store.close()
 
@@ -171,7 +214,7 @@ def parity(tmp_path_factory):
     tmp = str(tmp_path_factory.mktemp("parity"))
     cases = load_cases(_cases_file(tmp))
     stock_judges = {m: JudgeProcess(m) for m in SERVER_MODES}   # their own processes: no GIL shared with the run
-    harness_judges = {m: start(mode=m) for m in SERVER_MODES}
+    harness_judges = {m: start(mode=m, secret=True) for m in SERVER_MODES}
     try:
         procs = _stock_processes(tmp, cases, stock_judges)
         harness = {m: _harness(cases, harness_judges[m].url, m, tmp) for m in SERVER_MODES}
@@ -184,6 +227,7 @@ def parity(tmp_path_factory):
             for m in SERVER_MODES:
                 stock[m].update(data["runs"].get(stock_judges[m].url, {}))
         books = {m: (stock_judges[m].stats(), harness_judges[m].stats()) for m in SERVER_MODES}
+        stock.update(_usage_twins(tmp, cases, stock))
     finally:
         for j in stock_judges.values():
             j.stop()
@@ -202,14 +246,26 @@ def parity(tmp_path_factory):
     return rows, leaked, books, cases
 
 
+def harness_exception(cell: tuple) -> str:
+    """The exception a harness error cell recorded: the vendor's own (``detail.exception``, the fifth item
+    when present: an adapter's wrapper such as ``RagasStepError`` unwrapped to its cause), else the type
+    named at the head of the reason."""
+    detail = cell[4] if len(cell) > 4 else None
+    if isinstance(detail, str):
+        detail = json.loads(detail or "{}")
+    return (detail or {}).get("exception") or (cell[2] or "").split(":", 1)[0]
+
+
 def _same(stock: list, cell: tuple) -> bool:
     """The same outcome: the same score, NaN for NaN, or the same exception (stock raised it, the harness
-    recorded the cell as an error raised with that type: the vendor's own code failed alike on the same
-    replies, as a real model's unparseable reply makes it)."""
+    recorded the cell as an error raised by the vendor's code with that type: the vendor's own code failed
+    alike on the same replies, as a real model's unparseable reply makes it). The exception is the
+    vendor's, never a harness wrapper's (:func:`harness_exception`); qualified names compare whole."""
     score, raised, _ = stock
-    status, value, reason = cell[0], cell[1], cell[2] or ""
+    status, value = cell[0], cell[1]
     if raised is not None:
-        return status == "error" and reason.split(":", 1)[0] == raised.rsplit(".", 1)[-1]
+        got = harness_exception(cell)
+        return status == "error" and (got == raised if "." in got else got == raised.rsplit(".", 1)[-1])
     if score is None or math.isnan(score):
         return status == "vendor_nan"
     return status == "scored" and value is not None and math.isclose(value, score, abs_tol=1e-9)
@@ -217,13 +273,17 @@ def _same(stock: list, cell: tuple) -> bool:
 
 def allowed(mode: str, metric: str, case, stock: dict, cell: tuple) -> Allowed | None:
     """The row of :data:`ALLOWED` that explains this difference exactly, or None."""
-    score, raised, _ = stock[mode][metric][case.id]
-    status, _, _, flags = cell
+    score, raised, message = stock[mode][metric][case.id]
+    status, flags = cell[0], cell[3]
     for rule in ALLOWED:
         if metric not in rule.metrics or mode not in rule.modes or raised != rule.stock_raises:
             continue
+        if (rule.when and not rule.when(case)) or (rule.stock_says and rule.stock_says not in (message or "")):
+            continue
         if rule.same_as_mode:   # the harness took stock's path of that mode: judged by that mode's rows
-            if compare(rule.same_as_mode, metric, case, stock, cell)[5] in ("same", "allowed"):
+            other = mode + rule.same_as_mode if rule.same_as_mode.startswith("+") else rule.same_as_mode
+            if case.id in stock.get(other, {}).get(metric, {}) and \
+                    compare(other, metric, case, stock, cell)[5] in ("same", "allowed"):
                 return rule
             continue
         if status != rule.harness_status or (rule.harness_flag and rule.harness_flag not in flags):
@@ -237,7 +297,7 @@ def allowed(mode: str, metric: str, case, stock: dict, cell: tuple) -> Allowed |
 def compare(mode: str, metric: str, case, stock: dict, cell: tuple) -> tuple:
     """(mode, metric, case, stock, harness, verdict, why): verdict ``same``, ``allowed`` or ``DIFFERENT``."""
     s = stock[mode][metric][case.id]
-    status, score, reason, _ = cell
+    status, score, reason = cell[:3]
     shown = f"{status} {score:.4f}" if score is not None else status
     stock_shown = f"raised {s[1]}" if s[1] else ("NaN" if s[0] is None or math.isnan(s[0]) else f"{s[0]:.4f}")
     if _same(s, cell):
