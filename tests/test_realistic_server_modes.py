@@ -136,3 +136,12 @@ def test_a_secret_path_server_ignores_other_traffic_and_books_bodies_per_vendor(
         books = s.stats()
         assert books["calls"] == 3 and books["foreign"] == 1 and books["unrecognised"] == 0
         assert sorted(books["bodies"]["deepeval"].values()) == [1, 2]
+
+
+def test_lanes_are_judges_of_their_own():
+    """Two lanes of one server: each cuts its own first sight of a request and keeps its own books."""
+    with serve(mode="chat-404", noise=Noise.none(), truncate="once", secret=True, lanes=True) as s:
+        a, b = s.lane("a"), s.lane("b")
+        assert [_ask(u)["choices"][0]["finish_reason"] for u in (a, b, a, b)] == ["length", "length", "stop", "stop"]
+        assert s.lane_stats("a")["calls"] == 2 and s.lane_stats("b")["truncated"] == 1
+        assert httpx.get(a.removesuffix("/v1") + "/stats").json()["calls"] == 2

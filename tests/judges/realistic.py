@@ -44,6 +44,9 @@ What else real servers do (issue 37), each off unless asked, in every mode:
   :meth:`RealisticJudge.wait_held` lets a test wait until N requests are waiting (state, not time).
 - ``secret``: the server answers only under ``/<secret>/...`` (the URL carries it): a request of another
   process (a stale client of a reused port) gets 404 and is counted apart (``foreign``), never in the books.
+- ``lanes``: ``/<secret>/<lane>/v1/...`` is a judge of its own per lane name (its own books, its own memory
+  of what it cut once and of repeats), created on first use, so one server holds apart clients that send
+  the same prompts (DeepEval's two metrics); ``GET /<secret>/<lane>/stats`` answers that lane's books.
 
 The books also keep every request body per vendor (``bodies``: vendor, from the recognised step, ->
 sha256 of the body's JSON with keys sorted -> count), so a parity test can compare what two clients sent.
@@ -393,16 +396,30 @@ class _Handler(BaseHTTPRequestHandler):
     judge: RealisticJudge = None
     prefix: str = ""
     """``/<secret>`` when the server serves only under its secret path, else empty."""
+    lanes: dict | None = None
+    """lane name -> its own judge (module docstring), or None: one judge."""
+    new_lane = None
+    """Makes a lane's judge."""
+    _lanes_lock = threading.Lock()
 
     def _route(self) -> str | None:
-        """The request's path inside the server's own prefix (None: outside it, counted as foreign)."""
-        if not self.prefix:
-            return self.path
-        if self.path == self.prefix or self.path.startswith(self.prefix + "/"):
-            return self.path[len(self.prefix):] or "/"
-        with self.judge.books._lock:
-            self.judge.books.foreign += 1
-        return None
+        """The request's path inside the server's own prefix (None: outside it, counted as foreign); with
+        lanes, the lane's judge becomes this request's."""
+        path = self.path
+        if self.prefix:
+            if not (path == self.prefix or path.startswith(self.prefix + "/")):
+                with self.judge.books._lock:
+                    self.judge.books.foreign += 1
+                return None
+            path = path[len(self.prefix):] or "/"
+        if self.lanes is not None:
+            lane, _, rest = path.lstrip("/").partition("/")
+            with self._lanes_lock:
+                if lane not in self.lanes:
+                    self.lanes[lane] = self.new_lane()
+                self.judge = self.lanes[lane]
+            path = "/" + rest
+        return path
 
     def log_message(self, *args):  # quiet
         pass
@@ -483,6 +500,14 @@ class Served:
     def reset(self) -> None:
         self.judge.books = Books()
 
+    def lane(self, name: str) -> str:
+        """The base URL of lane ``name`` (a server started with ``lanes=True``)."""
+        return f"{self.url.removesuffix('/v1')}/{name}/v1"
+
+    def lane_stats(self, name: str) -> dict:
+        lanes = self.server.RequestHandlerClass.lanes
+        return lanes[name].books.as_dict() if name in lanes else Books().as_dict()
+
     @property
     def mode(self) -> str:
         return self.judge.mode
@@ -491,13 +516,17 @@ class Served:
 
 def start(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None,
           logprobs: bool = False, truncate: str = "never", refuse_rate: float = 0.0,
-          hold: threading.Event | None = None, secret: bool = False) -> Served:
+          hold: threading.Event | None = None, secret: bool = False, lanes: bool = False) -> Served:
     """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port) in ``mode`` (:data:`MODES`),
     with ``sampling`` (``tests.judges.sampling.Sampling``) varying repeats of a request, or not, and the
     server behaviours of the module docstring (``secret``: served only under a fresh secret path)."""
     judge = RealisticJudge(noise, mode, sampling, logprobs, truncate, refuse_rate, hold)
     prefix = f"/{secrets.token_hex(8)}" if secret else ""
-    handler = type("Handler", (_Handler,), {"judge": judge, "prefix": prefix})
+    def new_lane():
+        return RealisticJudge(noise, mode, type(sampling)(sampling.rate, sampling.seed, sampling.mode) if sampling else None, logprobs, truncate, refuse_rate, hold)
+
+    handler = type("Handler", (_Handler,), {"judge": judge, "prefix": prefix, "lanes": {} if lanes else None,
+                                            "new_lane": staticmethod(new_lane)})
     server_cls = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256, "daemon_threads": True})
     server = server_cls(("127.0.0.1", port), handler)   # a deep backlog: vendors open many connections at once
     threading.Thread(target=server.serve_forever, name="realistic-judge", daemon=True).start()
@@ -526,6 +555,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--truncate", choices=TRUNCATE, default="never", help="cut replies at the token limit")
     p.add_argument("--sampling-rate", type=float, default=0.0, help="repeats of a request differ (seeded)")
     p.add_argument("--secret", action="store_true", help="serve only under a fresh secret path (in the URL)")
+    p.add_argument("--lanes", action="store_true", help="a judge of its own per first path segment (docstring)")
     args = p.parse_args(argv)
     noise = Noise.none() if args.quiet_model else (Noise(no_usage_rate=0) if args.usage_always else None)
     sampling = None
@@ -533,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
         from tests.judges.sampling import Sampling
 
         sampling = Sampling(rate=args.sampling_rate)
-    s = start(args.port, noise, args.mode, sampling, truncate=args.truncate, secret=args.secret)
+    s = start(args.port, noise, args.mode, sampling, truncate=args.truncate, secret=args.secret, lanes=args.lanes)
     print(json.dumps({"url": s.url, "model": MODEL}), flush=True)
     try:
         threading.Event().wait()
