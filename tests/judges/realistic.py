@@ -48,6 +48,9 @@ What else real servers do (issue 37), each off unless asked, in every mode:
   of what it cut once and of repeats), created on first use, so one server holds apart clients that send
   the same prompts (DeepEval's two metrics); ``GET /<secret>/<lane>/stats`` answers that lane's books.
 
+- ``forget``: vendors whose prompts the judge does not know (a real model that does not follow them): it
+  answers their requests as any prompt it cannot read (:data:`NOT_UNDERSTOOD`, counted ``unrecognised``).
+
 The books also keep every request body per vendor (``bodies``: vendor, from the recognised step, ->
 sha256 of the body's JSON with keys sorted -> count), so a parity test can compare what two clients sent.
 
@@ -169,12 +172,12 @@ class RealisticJudge:
 
     def __init__(self, noise: Noise | None = None, mode: str = "legacy", sampling=None,
                  logprobs: bool = False, truncate: str = "never", refuse_rate: float = 0.0,
-                 hold: threading.Event | None = None):
+                 hold: threading.Event | None = None, forget: tuple[str, ...] = ()):
         if mode not in MODES:
             raise ValueError(f"unknown realistic-judge mode {mode!r}; known: {', '.join(MODES)}")
         if truncate not in TRUNCATE:
             raise ValueError(f"unknown truncate {truncate!r}; known: {', '.join(TRUNCATE)}")
-        self.truncate, self.refuse_rate, self.hold = truncate, refuse_rate, hold
+        self.truncate, self.refuse_rate, self.hold, self.forget = truncate, refuse_rate, hold, tuple(forget)
         self._seen: set = set()
         self._held = threading.Condition()
         self.logprobs = logprobs   # log-probabilities where a request asks (OpenAI, vLLM), or never (chat-only)
@@ -298,6 +301,8 @@ class RealisticJudge:
         fmt = format_of(body) if self.mode != "legacy" else None
         try:
             a = self.answer(msgs, f":{fmt['type']}:{fmt.get('name')}" if fmt else "")
+            if a is not None and a.step.split(".")[0] in self.forget:
+                a = None
             if self.sampling is not None:
                 a = self.sampling.vary(a, h, body)
         except Exception:  # noqa: BLE001 - a judge bug: answered like an unknown prompt, counted
@@ -516,14 +521,16 @@ class Served:
 
 def start(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None,
           logprobs: bool = False, truncate: str = "never", refuse_rate: float = 0.0,
-          hold: threading.Event | None = None, secret: bool = False, lanes: bool = False) -> Served:
+          hold: threading.Event | None = None, secret: bool = False, lanes: bool = False,
+          forget: tuple[str, ...] = ()) -> Served:
     """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port) in ``mode`` (:data:`MODES`),
     with ``sampling`` (``tests.judges.sampling.Sampling``) varying repeats of a request, or not, and the
     server behaviours of the module docstring (``secret``: served only under a fresh secret path)."""
-    judge = RealisticJudge(noise, mode, sampling, logprobs, truncate, refuse_rate, hold)
+    judge = RealisticJudge(noise, mode, sampling, logprobs, truncate, refuse_rate, hold, forget)
     prefix = f"/{secrets.token_hex(8)}" if secret else ""
     def new_lane():
-        return RealisticJudge(noise, mode, type(sampling)(sampling.rate, sampling.seed, sampling.mode) if sampling else None, logprobs, truncate, refuse_rate, hold)
+        return RealisticJudge(noise, mode, type(sampling)(sampling.rate, sampling.seed, sampling.mode) if sampling
+                              else None, logprobs, truncate, refuse_rate, hold, forget)
 
     handler = type("Handler", (_Handler,), {"judge": judge, "prefix": prefix, "lanes": {} if lanes else None,
                                             "new_lane": staticmethod(new_lane)})
