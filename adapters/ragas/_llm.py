@@ -9,8 +9,8 @@ sync ``score`` spins a new loop per call).
 Retries (every attempt is one request the gateway sees and counts):
 
 - openai SDK: off (``Endpoint.async_openai`` sets ``max_retries=0``); the gateway owns transport
-  retries and counts them in ``Ledger.retries``; it also retries a reply that is not JSON when
-  ``json_object`` was asked.
+  retries and counts them in ``Ledger.retries``; it hands every reply on as it came (a reply that
+  does not fit the requested format is recorded, never retried).
 - instructor: stock, untouched. ``llm_factory`` gets no ``max_retries``, so instructor keeps its own
   default policy (``max_retries=3``: three attempts per step on any exception). A reply that is not
   the step's JSON is re-asked in the same conversation (a new request the ledger shows as step
