@@ -13,6 +13,9 @@ byte for byte (JSON with keys sorted), per metric.
   strict test's (``tests/test_stock_parity.py``, its usage twin).
 - Stock side: ``tests/stock_usage.py`` / ``tests/stock_usage_more.py``, one process per vendor for all
   three behaviours, pointed straight at the stock judges (``METRIC=URL``: each metric at its lane).
+  TruLens's citation check is asked only of answers with [N] markers (``MARKED_ONLY``, as in the live
+  comparison): the harness never asks it of the others (the card's rule, which the strict test holds
+  against stock's scores), so their requests would be bodies only one side sent.
 - Harness side: a harness run per behaviour and metric through ``--judge-url`` to that lane of the
   harness's judge.
 
@@ -36,6 +39,7 @@ import pytest
 from tests.conftest import CANONICAL, ROOT
 from tests.judges.realistic import MODEL, Noise, start
 from tests.judges.sampling import Sampling
+from tests.stock_usage import MARKED_ONLY
 from tests.test_stock_parity import STOCK_ENV, JudgeProcess, _harness_run, compare, plain_cases, render
 from tests.test_stock_parity_more import SWITCHES
 from tests.test_stock_parity_more import compare as compare_more
@@ -61,8 +65,13 @@ MODULES = {"ragas": "ragas", "deepeval": "deepeval", "trulens": "trulens", "phoe
 MORE = ("phoenix", "mlflow", "opik")
 
 
+ONLY = os.environ.get("PARITY_MODES_VENDORS", "")
+"""Comma-separated vendors to run (default: every installed one), for a rerun of one vendor by hand."""
+
+
 def installed() -> tuple[str, ...]:
-    return tuple(v for v in VENDORS if find_spec(MODULES[v].split(".")[0]) is not None)
+    return tuple(v for v in VENDORS if find_spec(MODULES[v].split(".")[0]) is not None
+                 and (not ONLY or v in ONLY.split(",")))
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +91,8 @@ def modes(tmp_path_factory):
             work = os.path.join(tmp, f"stock-{v}")
             os.makedirs(work)
             copy = shutil.copy(os.path.join(ROOT, "tests", script), work)
-            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work, **STOCK_ENV, **SWITCHES}
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work, **STOCK_ENV, **SWITCHES,
+                   **({MARKED_ONLY: "1"} if v == "trulens" else {})}
             targets = [f"{m}={lane(stock_judges[b].url, m)}" for b in BEHAVIOURS for m in metrics]
             procs[v] = subprocess.Popen([sys.executable, copy, v, MODEL, plain, *targets], cwd=work, env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
