@@ -141,7 +141,8 @@ def test_faithfulness_unmapped_statement_is_an_error_not_a_guess():
 
     s = run(F, small_case(), script)
     assert s.result.status == "error" and "step 'nli'" in s.result.reason
-    assert "maps to no annotated claim" in s.result.reason and s.ledger.calls == 2
+    assert "maps to no annotated claim" in s.result.reason
+    assert s.ledger.calls == 1 + 3   # the reference judge's 400, asked again by instructor's stock policy
 
 
 def test_faithfulness_denominator_is_the_nli_list():
