@@ -386,7 +386,8 @@ async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek
     except asyncio.TimeoutError:
         return CellResult.error(f"cell timed out after {timeout_s:g}s")
     except Exception as e:  # noqa: BLE001 - isolation: a cell's failure is that cell's error
-        return CellResult.error(error_reason(e, peek() if peek else None), detail={"raised_in": raised_in(e)})
+        return CellResult.error(error_reason(e, peek() if peek else None),
+                                detail={"raised_in": raised_in(e), "exception": vendor_exception(e)})
 
 
 def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
@@ -410,6 +411,29 @@ def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
     detail = {**result.detail, "vendor_status": result.status, "vendor_score": result.score,
               "vendor_reason": result.reason, "vendor_flags": list(result.flags)}
     return CellResult.error(reason, result.units, detail=detail)
+
+
+def vendor_exception(exc: BaseException) -> str:
+    """The qualified type of the exception behind ``exc`` that the vendor's code raised: a wrapper of the
+    project's own (a class under ``adapters.`` or ``harness.``, raised ``from`` the vendor's exception, as
+    ``RagasStepError`` names the failed step) is unwrapped to its cause, so a failure compares with stock
+    use by the vendor's exception (builtins unqualified, as the stock-parity scripts name them).
+
+    >>> class StepError(RuntimeError): pass
+    >>> StepError.__module__ = "adapters.x"
+    >>> try:
+    ...     try:
+    ...         raise KeyError("k")
+    ...     except KeyError as inner:
+    ...         raise StepError("step 'nli' failed") from inner
+    ... except StepError as e:
+    ...     vendor_exception(e)
+    'KeyError'
+    """
+    while type(exc).__module__.split(".")[0] in ("adapters", "harness") and exc.__cause__ is not None:
+        exc = exc.__cause__
+    kind = type(exc)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
 def raised_in(exc: BaseException) -> str:
