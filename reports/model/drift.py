@@ -122,7 +122,7 @@ def causes(fa: dict | None, fb: dict | None, ua: list, ub: list, scoring: bool =
     ('vendor version changed', 'scoring rule changed')
     >>> causes(f, {**f, "vendor": "v 2", "prompt_hash": "q", "reply_hash": "s", "steps": {"S": ["y"]}}, [], [("c", "unsupported", "no")])
     ('vendor version changed', 'prompt changed (S)')
-    >>> causes(f, f, [("c", "supported", "yes")], [("c", "supported", "1")])
+    >>> causes(f, f, [("c", "supported", "yes")], [("c", "unsupported", "maybe")])
     ('parsing changed',)
     """
     if not fa or not fb:
