@@ -41,9 +41,9 @@ from harness.judge.responses_api import chat_view, completion_view, is_responses
 
 HOLE = "\ue000"
 """The placeholder left where case-specific text was (a private-use character no prompt carries)."""
-_RUN = re.compile(f"[^A-Za-z{HOLE}]*{HOLE}(?:[^A-Za-z{HOLE}]*{HOLE})*[^A-Za-z{HOLE}]*")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_EMPTY = re.compile(r"\[\s*\]|\{\s*\}|\"\"|''")
+_WORDS = re.compile(r"([A-Za-z]+)")
+_HOLEY = re.compile(r"\d|\[\s*\]|\{\s*\}|\"\"|''")
+"""What makes a stretch between two words case-specific: a number, an empty list, object or string."""
 _ESCAPE = re.compile(r"\\[nrt\"'\\]")
 HASH_CHARS = 16
 """Hex digits kept of each SHA-256 (64 bits: collisions are not a concern at a run's size)."""
@@ -55,7 +55,8 @@ def _digest(value) -> str:
 
 
 def case_pieces(case) -> list[str]:
-    """The case-specific strings a prompt may carry, longest first (so a passage goes before its sentences).
+    """The case-specific strings a prompt may carry, each in each of its forms, longest first (so a passage
+    goes before its sentences).
 
     >>> from harness.core.records import Case, Context
     >>> case_pieces(Case("x", "Why?", (Context("1", "A b. C d."),), "Yes.", None))
@@ -73,12 +74,15 @@ def case_pieces(case) -> list[str]:
 
 
 def merge(pieces: list[str], more) -> list[str]:
-    """``pieces`` and ``more``, longest first, once each."""
-    return _ordered([*pieces, *more])
+    """``pieces`` (as :func:`case_pieces` gives them) and the strings ``more``, longest first, once each."""
+    return sorted(set(pieces) | set(_ordered(more)), key=lambda t: (-len(t), t))
 
 
 def _ordered(texts) -> list[str]:
-    return sorted({t.strip() for t in texts if isinstance(t, str) and len(t.strip()) > 1}, key=lambda t: (-len(t), t))
+    """Each text in each of its forms (:func:`_forms`), once, longest text first: what :func:`mask` takes
+    (the forms made once per cell, not once per call)."""
+    texts = {t.strip() for t in texts if isinstance(t, str) and len(t.strip()) > 1}
+    return sorted({f for t in texts for f in _forms(t)}, key=lambda t: (-len(t), t))
 
 
 def _forms(text: str) -> tuple[str, ...]:
@@ -87,20 +91,23 @@ def _forms(text: str) -> tuple[str, ...]:
 
 
 def mask(text: str, pieces) -> str:
-    """``text`` with every piece (in each of its forms) and every number replaced by :data:`HOLE`, runs
-    of holes with no letter between them collapsed into one.
+    """``text`` with every piece (as :func:`case_pieces` and :func:`merge` give them: each in each of its
+    forms) and every number replaced by :data:`HOLE`, runs of holes with no letter between them collapsed
+    into one.
 
     >>> mask("Claims: ['It is red.', 'It is 5 m.']\\nScore: 0.5", ["It is red.", "It is 5 m."]) == f"Claims{HOLE}Score{HOLE}"
     True
     >>> mask("Claims: []\\nEnd", []) == mask("Claims: ['It is red.']\\nEnd", ["It is red."])
     True
     """
-    for piece in pieces:
-        for form in _forms(piece):
-            if form and form in text:
-                text = text.replace(form, HOLE)
-    text = _EMPTY.sub(HOLE, _NUMBER.sub(HOLE, _ESCAPE.sub(" ", text)))
-    return _RUN.sub(HOLE, text)
+    for form in pieces:
+        if form and form in text:
+            text = text.replace(form, HOLE)
+    parts = _WORDS.split(_ESCAPE.sub(" ", text))   # words at odd positions, what lies between them at even
+    for i in range(0, len(parts), 2):
+        if HOLE in parts[i] or _HOLEY.search(parts[i]):
+            parts[i] = HOLE
+    return "".join(parts)
 
 
 def prompt_messages(route: str, body: dict) -> list[tuple[str, str]]:
