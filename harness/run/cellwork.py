@@ -165,7 +165,7 @@ def make_gateway(spec: WorkerSpec, cases: dict, cache):
                          timeout_s=spec.call_timeout_s)
 
     return Gateway(upstream, cache=cache, mode=spec.mode, policy=policy,
-                   embeddings=make_upstream(spec.embeddings, spec.call_timeout_s))
+                   embeddings=make_upstream(spec.embeddings, spec.call_timeout_s), cases=cases)
 
 
 class CellWorker:
@@ -310,7 +310,20 @@ def store_done(store, cache, wrapper, done: CellDone) -> None:
     if done.report is not None and callable(getattr(wrapper, "absorb", None)):
         wrapper.absorb(done.report)
     store.write_cell(done.case_id, done.metric, done.version, done.digest, done.result, done.ledger, done.calls,
-                     done.wall_ms, repeat=done.repeat)
+                     done.wall_ms, repeat=done.repeat, vendor=vendor_versions(done.metric))
+
+
+@functools.lru_cache(maxsize=None)
+def vendor_versions(metric: str) -> str:
+    """The metric's vendor distributions and their installed versions, as the drift sentinel records them
+    (``deepeval 4.3.1, openai 1.109.1``; "" for a metric that names none)."""
+    from harness.run.spec import package_versions  # noqa: PLC0415 - lazy: importlib.metadata only when a cell is stored
+
+    try:
+        names = registry.get(metric).vendor_packages or ()
+    except Exception:  # noqa: BLE001 - an unknown metric's cell records no vendor
+        return ""
+    return ", ".join(f"{p} {v or 'not installed'}" for p, v in package_versions(names).items())
 
 
 async def run_in_process(spec: WorkerSpec, tasks, metrics, cache, on_done, on_ready=None) -> None:
