@@ -54,7 +54,7 @@ def test_guarantee_holds_in_at_least_one_minus_delta_of_splits(seed):
     # the guarantee, with the Monte Carlo slack of SPLITS draws (3 binomial standard errors at delta)
     assert calibrated <= DELTA + 3 * np.sqrt(DELTA * (1 - DELTA) / SPLITS)
     assert naive > 2 * DELTA > calibrated           # the correction is what keeps the promise
-    assert coverage > 0.2                           # and it still decides a good share itself
+    assert coverage > 0.1                           # and it still decides a share itself
 
 
 def test_a_stage_that_is_always_right_enough_keeps_everything_and_one_that_never_is_keeps_nothing():
