@@ -51,7 +51,8 @@ def report_lines(c: Calibration) -> list[str]:
     strongest = cas.stages[-1].metric
     out.append(f"  cost against {strongest} on all {n}: calls {c.calls} vs {c.strongest_calls}, saved "
                f"{_saved(c.calls, c.strongest_calls)}; tokens {c.tokens} vs {c.strongest_tokens}, saved "
-               f"{_saved(c.tokens, c.strongest_tokens)}")
+               f"{_saved(c.tokens, c.strongest_tokens)}" + (f" (the {c.escalated} sent to a person cost a reviewer's "
+                                                            "time instead)" if c.escalated else ""))
     na, nd = c.naive_agreement
     out.append(f"  naive thresholds (no allowance for chance) on the same answers: coverage {_pct(nd, n)}, "
                f"agreement {_pct(na, nd) if nd else '-'}")
