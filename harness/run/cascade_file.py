@@ -149,8 +149,8 @@ def read(cls, threshold: float, status: str, score, probs: list, repeats: list) 
     >>> g, c = read(M, 1.0, "scored", 1.0, [0.9, 0.7], [])   # the weakest sentence: 2 * 0.7 - 1
     >>> g, round(c, 6)
     (True, 0.4)
-    >>> read(M, 1.0, "scored", 1.0, [], [1.0, 0.5, 1.0])
-    (True, 0.6666666666666666)
+    >>> read(M, 1.0, "scored", 1.0, [], [1.0, 0.5, 1.0])   # 3 of the 4 repeats say grounded
+    (True, 0.75)
     >>> read(M, 1.0, "unscored", None, [], [])
     (None, 0.0)
     """
