@@ -4,8 +4,9 @@ import, then score new data with it, under the reference judge and the realistic
 
 The data: QA rows in RAGTruth's format (``response.jsonl`` + ``source_info.jsonl``), every text written
 here from templates (no corpus row is copied): a question, two passages, an answer of two sentences, each
-answer faithful, or with a changed figure (RAGTruth's "Evident Conflict" span) or an added unsupported
-sentence ("Evident Baseless Info"), and some answers paraphrased, so the checks are not all equally sure.
+answer faithful (some in other words than the passage's), or with a changed figure (RAGTruth's "Evident
+Conflict" span), an added unsupported sentence ("Evident Baseless Info"), or an unstated sentence made of the
+passage's own words ("Subtle Baseless Info"), so the checks are not all equally sure, nor all right.
 They go through ``harness import ragtruth`` like any RAGTruth file; one seed makes the labelled set, another
 the "new data".
 
@@ -37,12 +38,17 @@ def row(i: int, rng: random.Random) -> tuple[dict, dict]:
     fee_text = rng.choice(FEES).format(n=fee)
     p1 = f"On weekdays {place} {verb} at {hour} {half}."
     p2 = f"At {place}, {fee_text}."
-    kind = rng.choices(["faithful", "conflict", "baseless"], [0.5, 0.25, 0.25])[0]
+    kind = rng.choices(["faithful", "conflict", "baseless", "subtle", "loose"], [0.4, 0.2, 0.15, 0.15, 0.1])[0]
     para = rng.random() < 0.4
     shown_hour = hour if kind != "conflict" else hour + rng.choice([1, 2])
     s1 = (f"{place.capitalize()} {verb} at {shown_hour} {half} on weekdays." if para
           else f"On weekdays {place} {verb} at {shown_hour} {half}.")
-    s2 = rng.choice(EXTRA) if kind == "baseless" else (f"The price: {fee_text}." if para else f"At {place}, {fee_text}.")
+    if kind == "loose":   # faithful, in other words: a word-matching check doubts it
+        s1 = f"From Monday to Friday the doors of {place.split()[-1]} are {'unlocked' if verb == 'opens' else 'locked'}" \
+             f" by {hour} {half}."
+    s2 = (rng.choice(EXTRA) if kind == "baseless" else
+          f"On weekends {place} also {verb} at {hour} {half}." if kind == "subtle" else   # unstated, all words shared
+          f"The price: {fee_text}." if para else f"At {place}, {fee_text}.")
     answer = f"{s1} {s2}"
     labels = []
     if kind == "conflict":
@@ -50,9 +56,10 @@ def row(i: int, rng: random.Random) -> tuple[dict, dict]:
         start = answer.index(text)
         labels.append({"start": start, "end": start + len(text), "text": text, "label_type": "Evident Conflict",
                        "meta": "written for the cascade example", "implicit_true": False, "due_to_null": False})
-    elif kind == "baseless":
+    elif kind in ("baseless", "subtle"):
         start = answer.index(s2)
-        labels.append({"start": start, "end": start + len(s2), "text": s2, "label_type": "Evident Baseless Info",
+        labels.append({"start": start, "end": start + len(s2), "text": s2,
+                       "label_type": "Evident Baseless Info" if kind == "baseless" else "Subtle Baseless Info",
                        "meta": "written for the cascade example", "implicit_true": False, "due_to_null": False})
     sid = f"q{i}"
     source = {"source_id": sid, "task_type": "QA", "source": "MARCO", "prompt": "...",
