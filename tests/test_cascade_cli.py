@@ -116,3 +116,31 @@ def test_calibrate_bad_options_exit_2(tmp_path, capsys):
     assert main(["calibrate", "x", "--labels", CASES, "--stages", STAGES, "--target", "1", "--out", "c.json"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and "no run 'no-such-run'" in err[0] and "@ must be a number" in err[1] and "--target" in err[2]
+
+
+def test_held_out_figures_add_up_from_the_stored_cells(calibrated):
+    """Coverage, escalation and cost of the held-out replay are the stored cells' own figures."""
+    from harness.cases.load import load_cases
+    from harness.store.runstore import RunStore
+
+    from reports.model.cascade_calibration import calibrate_run, labels_of, parse_stages
+
+    _, runs, _ = calibrated
+    store = os.path.join(runs, "labelled", "store.sqlite")
+    labels = labels_of(load_cases(CASES), "hallucinated")
+    c = calibrate_run(store, labels, parse_stages(STAGES), 0.8, 0.3, holdout=0.5, seed=3)
+    assert c.calibration + c.held_out == c.labelled == len(labels)
+    assert c.decided + c.escalated == c.held_out
+    s = RunStore.open(store)
+    try:
+        calls = {(cid, m): n for cid, m, n in s.rows("SELECT case_id, metric, calls FROM cells")}
+    finally:
+        s.close()
+    # the strongest stage on every held-out answer: its cells' calls over exactly c.held_out answers
+    per_answer = sorted(calls[(cid, "inhouse.span")] for cid in labels)
+    assert sum(per_answer[:c.held_out]) <= c.strongest_calls <= sum(per_answer[-c.held_out:])
+    for row, stage in zip(c.stages, c.cascade.stages):
+        assert row.decided <= row.ran and row.agree <= row.decided
+        assert stage.confidence is not None or row.ran == 0          # a stage that decides nothing is not run
+    lo, hi = c.stages[0].interval if c.stages[0].decided else (0.0, 1.0)
+    assert 0.0 <= lo <= hi <= 1.0
