@@ -75,7 +75,7 @@ def test_run_with_the_cascade_records_the_deciding_stage_and_escalates_the_rest(
     people = [c for c, r in route.items() if r["stage"] == "person"]
     escalated = os.path.join(runs, "new", "escalated.jsonl")
     if people:
-        assert [json.loads(x)["id"] for x in open(escalated)] == [c for c in ids if c in people]
+        assert [c.id for c in load_cases(escalated)] == [c for c in ids if c in people]   # a case file to review
     for c, r in route.items():
         if r["stage"] == "inhouse.span":
             assert (r["verdict"] == "grounded") == (cells[(c, "inhouse.span")] == 1.0)
@@ -144,3 +144,24 @@ def test_held_out_figures_add_up_from_the_stored_cells(calibrated):
         assert stage.confidence is not None or row.ran == 0          # a stage that decides nothing is not run
     lo, hi = c.stages[0].interval if c.stages[0].decided else (0.0, 1.0)
     assert 0.0 <= lo <= hi <= 1.0
+
+
+def test_a_cascade_that_certifies_no_stage_sends_every_case_to_a_person(tmp_path, capsys):
+    from harness.cases.load import load_cases
+    from harness.store.runstore import RunStore
+
+    body = {"kind": "groundedness-harness cascade", "version": 1, "target": 0.99, "delta": 0.01, "method": "test",
+            "stages": [{"metric": "inhouse.span", "verdict_threshold": 1.0, "confidence": None}]}
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(body))
+    out = tmp_path / "o"
+    assert main(["run", "--cascade", str(path), "--cases", CASES, "--out", str(out), "--run-id", "r",
+                 "--no-progress", "--no-report"]) == 0
+    assert "person: 24 case(s)" in capsys.readouterr().out
+    store = RunStore.open(str(out / "r" / "store.sqlite"))
+    try:
+        assert store.rows("SELECT COUNT(*) FROM cells")[0][0] == 0           # no judge call at all
+        assert {r["stage"] for r in store.meta("cascade")["route"].values()} == {"person"}
+    finally:
+        store.close()
+    assert len(load_cases(str(out / "r" / "escalated.jsonl"))) == 24

@@ -16,6 +16,7 @@ import os
 from harness.cases.load import CaseSet, case_to_json
 from harness.metric import registry
 from harness.run.cascade_file import PERSON, Cascade, decisions
+from harness.run.rundir import check_run_id
 from harness.run.runner import RunOptions, RunOutcome, default_run_id, effective_cache_mode, run, status_counts
 from harness.run.spec import build_spec
 from harness.store.runstore import RunStore
@@ -70,9 +71,10 @@ def run_cascade(opts: RunOptions, cascade: Cascade) -> tuple[RunOutcome, Routed]
         left = still
     for cid in left:
         route[cid] = {"stage": PERSON, "verdict": None, "confidence": None}
-    if outcome is None:
-        raise ValueError("the cascade file certifies no stage (every confidence is null): every case goes to a "
-                         "person; calibrate on more labels")
+    if outcome is None:   # no stage certified: no judge call, every case to a person, the run still recorded
+        run_dir = os.path.join(opts.out_dir, check_run_id(run_id))
+        os.makedirs(run_dir, exist_ok=True)
+        outcome = RunOutcome(run_id, run_dir, os.path.join(run_dir, RunStore.FILENAME), 0, 0, {})
     store = RunStore.create(outcome.run_dir)   # the run's record: every case, every stage, the routes
     try:
         classes = {s.metric: registry.get(s.metric) for s in cascade.stages if s.metric in ran}
