@@ -167,7 +167,7 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
         store.close()
         raise ValueError(f"run {run_id!r} exists with another judge ({old.get('judge')}); use a new --run-id")
     for key in ("embeddings", "metric_args"):
-        if old and key in old and old[key] != spec[key]:
+        if old and key in old and _differ(key, old[key], spec[key]):
             store.close()
             raise ValueError(f"run {run_id!r} exists with other {key} ({old[key]}); use a new --run-id")
     store.write_spec(spec)
@@ -193,6 +193,14 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
         store.close()
     return RunOutcome(run_id, run_dir, os.path.join(run_dir, RunStore.FILENAME), computed, reused, counts,
                       repeat_errors)
+
+
+def _differ(key: str, old, new) -> bool:
+    """Does a resume change a setting? Metric arguments are compared for the metrics both passes run (a
+    cascade's stages resume one run, each pass with its own metric)."""
+    if key != "metric_args" or not isinstance(old, dict) or not isinstance(new, dict):
+        return old != new
+    return any(old[m] != new[m] for m in set(old) & set(new))
 
 
 def _open_cache(opts: RunOptions, mode: str):
