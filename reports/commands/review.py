@@ -3,6 +3,7 @@
 
     harness review RUN --labels team.sqlite --sample 50 --reviewer alice   # draw, then serve
     harness review --labels team.sqlite --reviewer bob                     # a second reviewer, same sample
+    harness review --labels team.sqlite --reviewer carol --adjudicator carol   # carol settles disagreements
     harness review --labels team.sqlite --kappa                            # inter-annotator kappa
     harness review --labels team.sqlite --export labelled.jsonl            # the labels as a case file
     harness agree RUN --labels team.sqlite                                 # metrics vs. the team's labels
@@ -40,8 +41,10 @@ def add_parser(sub):
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765; 0: any free port)")
     p.add_argument("--kappa", action="store_true", help="print the reviewers' kappa and disagreements, then exit")
     p.add_argument("--export", metavar="CASES", help="write the labelled answers as a case file, then exit")
-    p.add_argument("--reviewers", help="whose labels --export takes, first finished wins (e.g. the adjudicator "
-                                       "first); default: the labels every finished reviewer agrees on")
+    p.add_argument("--reviewers", help="the raters whose kappa --kappa gives and whose agreed labels --export takes "
+                                       "(default: everyone who labelled but the adjudicators)")
+    p.add_argument("--adjudicator", metavar="NAME", help="record NAME in the labels file as an adjudicator: their "
+                                                         "labels settle disagreements and they are not a rater")
     return p
 
 
@@ -56,13 +59,19 @@ def run(args) -> int:
     try:
         if not store.has_sample():
             _draw(store, args)
+        if getattr(args, "adjudicator", None):
+            from reports.review.server import NAME as VALID  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+            if not VALID.match(args.adjudicator):
+                raise BadInput(f"--adjudicator {args.adjudicator!r}: expected 1-64 letters, digits, spaces or . @ - _")
+            store.add_adjudicator(args.adjudicator)
         elif args.source:
             meta = store.meta()
             print(f"review: {args.labels} already holds its sample ({meta.get('size')} answers from "
                   f"{meta.get('source')} {meta.get('name')}, seed {meta.get('seed')}); SOURCE and --sample are not "
                   "used again", flush=True)
         if args.kappa:
-            return _kappa(store)
+            return _kappa(store, args)
         if args.export:
             return _export(store, args)
         return _serve(store, args)
@@ -87,12 +96,19 @@ def _draw(store, args) -> None:
           f"(seed {args.seed}, uniform share {args.uniform_share}) into {args.labels}", flush=True)
 
 
-def _kappa(store) -> int:
+def _kappa(store, args) -> int:
     from reports.review import reviewers  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     picks = store.picks()
     order = [p.case_id for p in picks]
-    k = reviewers.compare(order, {c: store.case_json(c)["answer"] for c in order}, store.latest())
+    names = [r.strip() for r in (args.reviewers or "").split(",") if r.strip()] or None
+    latest = store.latest()
+    unknown = [r for r in names or [] if r not in latest]
+    if unknown:
+        raise BadInput(f"--reviewers: no labels by {unknown[0]!r} in {args.labels}; reviewers: "
+                       f"{', '.join(sorted(latest)) or '(none yet)'}")
+    k = reviewers.compare(order, {c: store.case_json(c)["answer"] for c in order}, latest, names,
+                          store.adjudicators())
     print(reviewers.text(k))
     return 0
 

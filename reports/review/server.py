@@ -143,7 +143,7 @@ async def _disagreements(request):
     picks = store.picks()
     order = [p.case_id for p in picks]
     texts = {cid: store.case_json(cid)["answer"] for cid in order}
-    k = R.compare(order, texts, store.latest())
+    k = R.compare(order, texts, store.latest(), adjudicators=store.adjudicators())
     return web.json_response(asdict(k))
 
 

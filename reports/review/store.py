@@ -113,6 +113,17 @@ class LabelStore:
                 out.setdefault(r, {})[cid] = {**json.loads(state), "saved_at": at}
         return out
 
+    def adjudicators(self) -> list[str]:
+        """The reviewers named as adjudicators of this sample (``harness review --adjudicator NAME``): their labels
+        settle the other reviewers' disagreements and they are not counted as raters."""
+        return list(self.meta().get("adjudicators") or [])
+
+    def add_adjudicator(self, name: str) -> None:
+        """Record ``name`` as an adjudicator (kept; naming someone twice changes nothing)."""
+        names = self.adjudicators()
+        if name not in names:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('adjudicators', ?)", (json.dumps(names + [name]),))
+
     def reviewers(self) -> list[str]:
         return [r for (r,) in self.db.execute("SELECT DISTINCT reviewer FROM labels ORDER BY reviewer")]
 
