@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reports.model import design_estimates as D
+from reports.model.intervals import wilson
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,15 @@ def _clip(v):
     return None if v is None or math.isnan(v) else min(1.0, max(0.0, float(v)))
 
 
+def _honest(ci, point, w):
+    """A bootstrap interval that collapsed to a point (every resample alike: one labelled answer, or labels all
+    of one kind) widened to the Wilson interval of the point at the Kish effective size of the labels."""
+    if point is None or ci[0] is None or ci[1] - ci[0] > 1e-12:
+        return ci
+    lo, hi = wilson(point * D.kish(w), D.kish(w))
+    return min(ci[0], lo), max(ci[1], hi)
+
+
 def corrected(flags_run, y, f, w, resamples: int = D.RESAMPLES, seed: int = D.SEED) -> Rate:
     """The corrected rate from the metric's flags on every scored answer of the run (``flags_run``) and, on the
     labelled answers, the gold labels ``y``, the metric's flags ``f`` and the weights ``w``.
@@ -94,6 +104,6 @@ def corrected(flags_run, y, f, w, resamples: int = D.RESAMPLES, seed: int = D.SE
     rg = _rg(fbar, y, f, w) if y.any() and (1 - y).any() else np.nan
     rg_b = _rg(fboot, y, f, m)
     lo, hi = D.quantiles(np.stack([ppi_b, rg_b]))
-    ppi_ci = (_clip(lo[0]), _clip(hi[0]))
-    rg_ci = (_clip(lo[1]), _clip(hi[1])) if _clip(rg) is not None else (None, None)
+    ppi_ci = _honest((_clip(lo[0]), _clip(hi[0])), _clip(point), w)
+    rg_ci = _honest((_clip(lo[1]), _clip(hi[1])), _clip(rg), w) if _clip(rg) is not None else (None, None)
     return Rate(fr.size, fbar, raw_ci, len(y), _clip(point), ppi_ci, float(lam), _clip(rg), rg_ci)

@@ -235,4 +235,10 @@ def figure(e: Estimate, stat: str) -> str:
     if p is None:
         return "\u2013"
     lo, hi = e.ci.get(stat, (None, None))
-    return f"{p:.2f} [{lo:.2f}, {hi:.2f}]" if lo is not None else f"{p:.2f}"
+    return f"{_n(p)} [{_n(lo)}, {_n(hi)}]" if lo is not None else _n(p)
+
+
+def _n(v: float) -> str:
+    """Two decimals, never "-0.00"."""
+    s = f"{v:.2f}"
+    return "0.00" if s == "-0.00" else s

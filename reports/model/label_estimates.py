@@ -66,7 +66,7 @@ class Plan:
         head = (f"planner: {a} vs {b}, {self.stat} difference {self.difference:+.2f} "
                 f"(standard error {self.se:.2f}, n = {self.n})")
         if self.more is None:
-            return head + ": no difference seen; more labels would not separate them"
+            return head + ": no difference seen on the labels so far, so labels cannot size the gap"
         if self.more == 0:
             return head + ": already separated at 95%"
         tail = f" (the run has {self.remaining} unlabelled answers)" if self.more > self.remaining else ""
