@@ -39,6 +39,8 @@ def add_parser(sub):
                         "disagreement (default 0.5)")
     p.add_argument("--reviewer", default="reviewer", help="your name, saved with every label (default 'reviewer')")
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765; 0: any free port)")
+    p.add_argument("--next", type=int, metavar="N", help="draw N more answers from RUN where the two best metrics so far "
+                                                         "disagree (inclusion probabilities kept), then exit")
     p.add_argument("--kappa", action="store_true", help="print the reviewers' kappa and disagreements, then exit")
     p.add_argument("--export", metavar="CASES", help="write the labelled answers as a case file, then exit")
     p.add_argument("--reviewers", help="the raters whose kappa --kappa gives and whose agreed labels --export takes "
@@ -57,6 +59,8 @@ def run(args) -> int:
     except Exception as e:  # noqa: BLE001 - not a SQLite file, unwritable folder: one line, exit 2
         raise BadInput(f"--labels {args.labels}: cannot be opened as a labels file ({e})") from None
     try:
+        if args.next is not None:
+            return _next(store, args)
         if not store.has_sample():
             _draw(store, args)
         if getattr(args, "adjudicator", None):
@@ -94,6 +98,26 @@ def _draw(store, args) -> None:
         "uniform_share": args.uniform_share, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     print(f"review: drew {len(picks)} of {len(src.order)} answers from {src.kind} {src.name} "
           f"(seed {args.seed}, uniform share {args.uniform_share}) into {args.labels}", flush=True)
+
+
+def _next(store, args) -> int:
+    from reports.review.next_wave import draw_next  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    if not store.has_sample():
+        raise BadInput(f"--next adds to a sample: {args.labels} holds none yet (harness review RUN --labels "
+                       f"{args.labels} --sample N draws the first)")
+    if not args.source:
+        raise BadInput("--next needs the run the sample was drawn from: harness review RUN --labels L --next N")
+    if args.next < 1:
+        raise BadInput(f"--next {args.next}: expected at least 1 answer")
+    try:
+        n, pair, left = draw_next(store, args.labels, args.source, args.out, args.next, args.seed, args.uniform_share)
+    except (FileNotFoundError, ValueError) as e:
+        raise BadInput(str(e)) from None
+    lean = f"where {' and '.join(pair)} disagree" if pair else "where the metrics' scores spread (no two kappas yet)"
+    print(f"review: drew {n} more of the {left} answers not yet drawn, leaning toward answers {lean}, into "
+          f"{args.labels}; label them with harness review --labels {args.labels} --reviewer NAME")
+    return 0
 
 
 def _kappa(store, args) -> int:

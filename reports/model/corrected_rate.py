@@ -60,10 +60,10 @@ def _ppi(fbar, y, f, w, n_run):
 
 
 def _rg(fbar, y, f, w):
-    tpr = (w @ (y * f)) / (w @ y)
-    spec = (w @ ((1 - y) * (1 - f))) / (w @ (1 - y))
-    j = tpr + spec - 1
     with np.errstate(divide="ignore", invalid="ignore"):
+        tpr = (w @ (y * f)) / (w @ y)
+        spec = (w @ ((1 - y) * (1 - f))) / (w @ (1 - y))
+        j = tpr + spec - 1
         return np.where(j > 0, (fbar + spec - 1) / j, np.nan)
 
 
