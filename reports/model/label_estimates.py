@@ -161,10 +161,18 @@ def plan(data, weights: dict[str, float], results: list[MetricEstimates],
     remaining = int(data.cells["case_id"].nunique()) - len(ids)
     if math.isnan(diff) or math.isnan(se):
         return None
+    return Plan(a, b, RANK, diff, se, len(both), labels_needed(len(both), diff, se), max(0, remaining))
+
+
+def labels_needed(n: int, diff: float, se: float) -> int | None:
+    """More labels for a difference ``diff`` with standard error ``se`` on ``n`` labels to clear 1.96 standard
+    errors, the error shrinking as one over the root of the labels (0: clear already; None: no difference).
+
+    >>> labels_needed(40, 0.1, 0.1), labels_needed(40, 0.3, 0.1), labels_needed(40, 0.0, 0.1)
+    (114, 0, None)
+    """
     if abs(diff) < 1e-12:
-        more = None
-    elif abs(diff) > Z95 * se:
-        more = 0
-    else:
-        more = max(1, math.ceil(len(both) * (Z95 * se / abs(diff)) ** 2) - len(both))
-    return Plan(a, b, RANK, diff, se, len(both), more, max(0, remaining))
+        return None
+    if abs(diff) > Z95 * se:
+        return 0
+    return max(1, math.ceil(n * (Z95 * se / abs(diff)) ** 2) - n)
