@@ -79,9 +79,9 @@ def clustered(cluster, truth, pred) -> tuple[list, np.ndarray]:
 def statistics(tot: np.ndarray) -> dict[str, np.ndarray]:
     """statistic -> values from weighted totals ``tot[..., 4]`` (tp, fp, fn, tn); NaN where undefined.
 
-    >>> s = statistics(np.array([3., 1., 1., 5.]))
+    >>> s = statistics(np.array([3., 1., 1., 5.]))   # AC1: pi = 0.4, pe1 = 0.48, (0.8 - 0.48) / 0.52
     >>> [round(float(s[k]), 4) for k in ("accuracy", "kappa", "ac1", "mcc")]
-    [0.8, 0.5833, 0.6, 0.5833]
+    [0.8, 0.5833, 0.6154, 0.5833]
     """
     tp, fp, fn, tn = (tot[..., i] for i in range(4))
     n = tp + fp + fn + tn
