@@ -153,15 +153,28 @@ def plan(data, weights: dict[str, float], results: list[MetricEstimates],
     w = np.asarray([weights[c] for c in both], float)
     fa = np.asarray([sa[ia[c]] for c in both]) < _top(data, a)
     fb = np.asarray([sb[ib[c]] for c in both]) < _top(data, b)
-    m = D.resample_counts(len(both), resamples) * w
-    diff = float(D.statistics(w @ D.counts(y, fa))[RANK] - D.statistics(w @ D.counts(y, fb))[RANK])
-    boot = D.statistics(m @ D.counts(y, fa))[RANK] - D.statistics(m @ D.counts(y, fb))[RANK]
-    boot = boot[~np.isnan(boot)]
-    se = float(boot.std(ddof=1)) if boot.size > 1 else float("nan")
+    diff, se = paired(y, fa, fb, w, resamples)
     remaining = int(data.cells["case_id"].nunique()) - len(ids)
     if math.isnan(diff) or math.isnan(se):
         return None
     return Plan(a, b, RANK, diff, se, len(both), labels_needed(len(both), diff, se), max(0, remaining))
+
+
+def paired(y, fa, fb, w, resamples: int = D.RESAMPLES, seed: int = D.SEED, stat: str = RANK) -> tuple[float, float]:
+    """(difference of ``stat`` between metric a's flags ``fa`` and b's ``fb`` against labels ``y`` with weights
+    ``w``, its bootstrap standard error on the same resamples).
+
+    >>> y = np.array([1, 1, 0, 0, 1, 0, 0, 0], bool)
+    >>> d, se = paired(y, y, np.array([1, 0, 0, 1, 1, 0, 0, 0], bool), np.ones(8), resamples=300)
+    >>> round(d, 2), 0 < se < 1
+    (0.53, True)
+    """
+    m = D.resample_counts(len(y), resamples, seed) * w
+    ca, cb = D.counts(y, fa), D.counts(y, fb)
+    diff = float(D.statistics(w @ ca)[stat] - D.statistics(w @ cb)[stat])
+    boot = D.statistics(m @ ca)[stat] - D.statistics(m @ cb)[stat]
+    boot = boot[~np.isnan(boot)]
+    return diff, (float(boot.std(ddof=1)) if boot.size > 1 else float("nan"))
 
 
 def labels_needed(n: int, diff: float, se: float) -> int | None:
