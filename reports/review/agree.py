@@ -5,8 +5,9 @@ The run's cases take the review's labels as their annotation (the texts must be 
 only about the answer it was given for). Two sets of figures follow: the usual agreement over the labelled
 answers (n, base rate, intervals, the threshold sweep; :mod:`reports.model.agreement`), and, because a
 review sample may lean toward answers where the metrics disagree, the figures weighted by each answer's
-inclusion probability, which estimate the agreement over every answer of the run
-(:mod:`reports.model.weighted_agreement`). The seeds' rule is stated next to both.
+inclusion probability, which estimate every answer of the run even when labelling stopped partway, with the
+corrected ungrounded share, fitted thresholds, the human ceiling and the planner
+(:mod:`reports.review.estimates`, docs/statistics.md). The seeds' rule is stated next to both.
 """
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import json
 
 from reports.model import agreement, agreement_section, estimates_section
 from reports.model import weighted_agreement as W
-from reports.model.agreement_section import with_ci
 from reports.model.data import load_run
 from reports.review.estimates import gather
 from reports.review.labelled import collect
@@ -111,18 +111,3 @@ def estimates_json(est) -> dict:
                         "claim_kappa": r(h.claim_kappa), "statistic": h.statistic,
                         "disagreements_open": len(h.disagreements), "disagreements_settled": len(h.settled)}
     return out
-
-
-def weighted_text(weighted: list[W.Weighted], names: dict[str, str]) -> str:
-    """The weighted figures, one line per metric, then the rule on them."""
-    lines = ["weighted by 1 / inclusion probability (estimates over every answer of the run; target hallucinated):"]
-    w = max([len(n) for n in names.values()] + [6])
-    lines.append(f"  {'metric':{w}}  {'n':>4}  {'base rate [95% CI]':22}  {'raw agreement [95% CI]':22}  "
-                 f"{'bal.acc [95% CI]':22}  kappa [95% CI]")
-    for x in weighted:
-        lines.append(f"  {names.get(x.metric, x.metric):{w}}  {x.n:>4}  {with_ci(x.base_rate, x.ci.get('base_rate')):22}  "
-                     f"{with_ci(x.accuracy, x.ci.get('accuracy')):22}  "
-                     f"{with_ci(x.balanced_accuracy, x.ci.get('balanced_accuracy')):22}  {with_ci(x.kappa, x.ci.get('kappa'))}")
-    lines.append("")
-    lines += [f"{names.get(x.metric, x.metric)}: {x.rule}" for x in weighted]
-    return "\n".join(lines)
