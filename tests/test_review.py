@@ -199,9 +199,7 @@ def test_weighted_agreement_undoes_the_lean_toward_disagreement(labelled_run, tm
     assert biased, "the sample should lean somewhere for this test to mean anything"
     for m in biased:
         assert abs(bias_w[m]) < abs(bias_plain[m]), (m, bias_w[m], bias_plain[m])
-        # Hajek ratios (right when labelling stops partway, unlike the Horvitz-Thompson total) carry an O(1/n) bias
-        # at n = 8 (measured -0.034 on inhouse.span); at 100 labels it is under 0.01 (tests/test_design_estimates.py)
-        assert abs(bias_w[m]) < 0.045, (m, bias_w[m])
+        assert abs(bias_w[m]) < 0.03, (m, bias_w[m])   # Horvitz-Thompson: unbiased, up to the seeds' noise
 
 
 def test_bad_input_is_one_line_exit_2(tmp_path):

@@ -2,10 +2,14 @@
 so a sample that leans toward the answers where the metrics disagree still estimates each metric's agreement
 over every answer of the run.
 
-Every figure is a ratio of weighted counts (Hajek's form), so it stays (nearly) unbiased when only part of the
-drawn sample is labelled and stays inside its range. (Raw agreement and the base rate used to be Horvitz-Thompson
-totals over the run's size, right only when every drawn answer was labelled.) The fuller set of figures, with
-intervals that never leave the range: :mod:`reports.model.design_estimates`.
+Raw agreement and the base rate are Horvitz-Thompson estimates (the weighted sum over the labelled answers
+divided by the number of the run's answers the metric scored, which the run knows): unbiased under the
+design. Balanced accuracy and kappa are ratios of weighted counts (Hajek's form): nearly unbiased once the
+sample is not tiny.
+
+Superseded for ``harness agree --labels`` by :mod:`reports.model.design_estimates` (Hajek ratios, right when
+labelling stops partway, intervals inside the range); kept for its callers. The Horvitz-Thompson totals here are
+unbiased only when every drawn answer is labelled.
 
 Same target and threshold as :mod:`reports.model.agreement` (answer level, "hallucinated": some claim
 not_found or contradicted; the metric calls an answer ungrounded below the top of its range). Intervals: a
@@ -78,8 +82,8 @@ def _f(v) -> float | None:
 def compute(data, weights: dict[str, float], resamples: int = A.RESAMPLES,
             population: list[str] | None = None) -> list[Weighted]:
     """Weighted figures of every metric over the labelled answers of ``data`` (``weights``: case id -> 1/pi);
-    ``population`` is accepted for callers of the old Horvitz-Thompson form and no longer changes a figure."""
-    out = []
+    ``population``: the case ids the sample was drawn from (default: every case of the run's cells)."""
+    out, cells = [], data.cells[data.cells["case_id"].isin(population)] if population else data.cells
     ids_all = [c for c in data.case_ids if c in weights and c in data.cases and data.cases[c].annotation is not None]
     for m in data.metrics:
         ids, truth, pred, w = [], [], [], []
@@ -96,9 +100,10 @@ def compute(data, weights: dict[str, float], resamples: int = A.RESAMPLES,
         if not len(ids):
             out.append(Weighted(m, 0, None, None, None, None, {}))
             continue
-        base, acc, ba, kappa = stats(t, p, wa)
+        total = float(((cells["metric"] == m) & (cells["status"] == "scored")).sum())
+        base, acc, ba, kappa = stats(t, p, wa, total)
         c = A.multiplicities(len(ids), resamples) * wa
-        boot = stats(t, p, c)   # (resamples x n) weights: every resample at once
+        boot = stats(t, p, c, total)   # (resamples x n) weights: every resample at once
         ci = {k: A._interval(np.asarray(v, float)) for k, v in zip(("base_rate", "accuracy", "balanced_accuracy", "kappa"), boot)}
         out.append(Weighted(m, len(ids), _f(base), _f(acc), _f(ba), _f(kappa), ci))
     return out
