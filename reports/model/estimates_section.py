@@ -38,8 +38,8 @@ def rows(results: list[MetricEstimates], names: dict[str, str]) -> list[list[str
 def human_text(human, alt: dict[str, object]) -> list[str]:
     """The reviewers' agreement (the human ceiling) and each metric's alternative-annotator test."""
     if human is None or len(human.reviewers) < 2:
-        return ["human ceiling: one reviewer only (a second reviewer on the same sample gives the ceiling and the "
-                "alternative-annotator test)"]
+        return ["human ceiling: needs two reviewers on the same sample (harness review --labels FILE --reviewer NAME); "
+                "it also gives the alternative-annotator test"]
     f = (lambda v: "\u2013" if v is None else f"{v:.2f}")  # noqa: E731
     lines = [f"human ceiling: {', '.join(human.reviewers)} agree with each other on {human.answers} answers: "
              f"raw agreement {f(human.answer_agreement)}, {human.statistic}'s kappa {f(human.answer_kappa)} "
@@ -78,7 +78,8 @@ def terminal(results: list[MetricEstimates], plan: Plan | None, names: dict[str,
             lines.append(f"  {'':{w}}  left out: " + ", ".join(f"{n} {k}" for k, n in sorted(m.excluded.items())))
     lines.append("")
     lines += human_text(human, {names.get(k, k): v for k, v in (alt or {}).items()})
-    lines.append(plan.text(names) if plan else "planner: needs two metrics with a kappa on the labelled answers")
+    lines.append(plan.text(names) if plan else "planner: needs labelled answers on which two metrics have a kappa "
+                 "(label more: harness review --labels FILE --reviewer NAME)")
     return "\n".join(lines)
 
 
