@@ -148,3 +148,23 @@ def test_next_wave_draws_new_answers_with_their_probabilities(review):
     assert waves[1]["population"] == 8 and all(0 < p.probability <= 1 for p in picks[16:])
     r = harness("review", "--labels", labels, "--next", "2")
     assert r.returncode == 2 and "needs the run" in r.stderr
+
+
+def test_the_report_shows_the_estimates_when_the_labels_come_from_a_review(review):
+    from reports.build import compute
+    from reports.model.data import load_run
+    from reports.render import markdown
+    from reports.review.agree import with_labels
+    from reports.review.estimates import gather
+
+    run, labels, _, _ = review
+    plain = markdown.render(compute(load_run(run)))
+    assert "Estimates over the whole run" not in plain   # a fully annotated run: the agreement section covers it
+    data, lab, weights = with_labels(load_run(run), labels)
+    g = gather(data, labels, weights, resamples=200)
+    data.label_weights, data.label_source, data.label_human, data.label_alt = weights, "team review", g.human, g.alt
+    md = markdown.render(compute(data))
+    block = md[md.index("## Estimates over the whole run"):]
+    for words in ("Labels: team review", "corrected (PPI++)", "Rogan-Gladen", "fitted threshold (out of fold)",
+                  "human ceiling: alice, bob", "planner:"):
+        assert words in block, words
