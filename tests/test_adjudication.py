@@ -168,3 +168,35 @@ def test_the_report_shows_the_estimates_when_the_labels_come_from_a_review(revie
     for words in ("Labels: team review", "corrected (PPI++)", "Rogan-Gladen", "fitted threshold (out of fold)",
                   "human ceiling: alice, bob", "planner:"):
         assert words in block, words
+
+
+def test_saving_in_adjudication_mode_names_the_adjudicator(tmp_path, review):
+    """Through the app's API: a third reviewer saving an answer alice and bob finished, from the adjudication
+    view, becomes an adjudicator; bob mending his own labels from the same view stays a rater."""
+    import asyncio
+    import shutil
+
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from reports.review.server import make_app
+
+    _, labels, cases, flipped = review
+    copy = str(tmp_path / "l.sqlite")
+    shutil.copy(labels, copy)
+    store = LabelStore(copy)
+    store.db.execute("DELETE FROM meta WHERE key = 'adjudicators'")
+    pos = {p.case_id: i for i, p in enumerate(store.picks())}
+    cid = flipped[3]
+
+    async def go():
+        async with TestClient(TestServer(make_app(store, "dave"))) as client:
+            for who in ("bob", "dave"):
+                r = await client.put(f"/api/answer/{pos[cid]}?adjudicate=1&reviewer={who}", json=state(cases[cid]),
+                                     headers={"Host": "127.0.0.1"})
+                assert r.status == 200, await r.text()
+
+    try:
+        asyncio.run(go())
+        assert store.adjudicators() == ["dave"]
+    finally:
+        store.close()

@@ -7,6 +7,8 @@ API (``reviewer`` is a query parameter on every call; the command line's ``--rev
 - ``GET /api/answer/{pos}``: the answer at ``pos`` (question, passages, answer), the reviewer's latest labels
   (or the starting claims), what the run's metrics said (the page hides it until asked), and, with
   ``adjudicate=1``, every other reviewer's labels;
+- a save with ``adjudicate=1`` by a reviewer who never labelled that answer, on an answer two others finished,
+  records the reviewer as an adjudicator in the labels file (not a rater: see :mod:`.reviewers`);
 - ``PUT /api/answer/{pos}``: save the reviewer's labels of that answer (checked first; 400 with the field
   otherwise); the save is on disk when the reply comes;
 - ``GET /api/disagreements``: the reviewers' kappa and the answers to adjudicate.
@@ -134,8 +136,20 @@ async def _save(request):
         state = A.check(store.case_json(pick.case_id), await request.json())
     except (ValueError, KeyError, TypeError) as e:
         return web.json_response({"error": str(e)}, status=400)
+    if request.query.get("adjudicate") and _third_party(store, who, pick.case_id):
+        store.add_adjudicator(who)   # settling others' labels on an answer they never labelled: not a rater
     at = store.save(who, pick.case_id, state)
     return web.json_response({"saved_at": at, "done": A.answer_done(state), "progress": _progress(store, who)})
+
+
+def _third_party(store: LabelStore, who: str, case_id: str) -> bool:
+    """Is ``who`` saving, in adjudication mode, an answer two or more other reviewers finished and ``who`` never
+    labelled? Then ``who`` is adjudicating (a reviewer who follows a disagreement link to mend their own labels
+    has labelled the answer before, and stays a rater)."""
+    latest = store.latest()
+    if case_id in latest.get(who, {}):
+        return False
+    return sum(A.answer_done(s.get(case_id)) for r, s in latest.items() if r != who) >= 2
 
 
 async def _disagreements(request):
