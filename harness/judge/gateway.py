@@ -87,6 +87,8 @@ class CallRecord:
     """The hash of the judge's reply text ("" without a reply: :func:`harness.judge.template.reply_hash`)."""
     judge: str = ""
     """The judge's fingerprint: the reply's model, and its system_fingerprint where the server gives one."""
+    sampling: str = ""
+    """The sampling settings the request asked for (:func:`harness.judge.template.sampling`)."""
     refused: bool = False
     """The judge refused a Responses API request (a chat-only server: 404, or 400 "not supported":
     :func:`harness.judge.responses_api.is_refusal`). The refusal went back to the vendor as it came, and the vendor's own fallback decides
@@ -309,7 +311,8 @@ class Gateway:
                 book.pieces = template.case_pieces(self.cases.get((cell.run, cell.case)))
             pieces = book.pieces
         out = {"prompt_hash": template.template_hash(route, body, pieces),
-               "reply_hash": template.reply_hash(route, resp), "judge": template.judge_fingerprint(resp)}
+               "reply_hash": template.reply_hash(route, resp), "judge": template.judge_fingerprint(resp),
+               "sampling": template.sampling(route, body)}
         more = template.said(route, resp)
         if more:
             with self._lock:

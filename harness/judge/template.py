@@ -212,3 +212,25 @@ def judge_fingerprint(response: dict | None) -> str:
     model = str(response.get("model") or "?")
     fp = response.get("system_fingerprint")
     return f"{model}@{fp}" if fp else model
+
+
+SAMPLING_KEYS = ("temperature", "top_p", "seed", "n")
+
+
+def sampling(route: str, body: dict) -> str:
+    """The sampling settings a request asked for, as the stability figures name them ("" for embeddings). A
+    temperature the vendor did not send is the server's default (1 at OpenAI), not 0.
+
+    >>> sampling("chat/completions", {"temperature": 0, "messages": []})
+    'temperature=0'
+    >>> sampling("chat/completions", {"messages": [], "top_p": 0.9, "seed": 7})
+    'temperature=default, top_p=0.9, seed=7'
+    >>> sampling("embeddings", {"input": "x"})
+    ''
+    """
+    if route == "embeddings" or not isinstance(body, dict):
+        return ""
+    t = body.get("temperature")
+    out = [f"temperature={'default' if t is None else format(float(t), 'g')}"]
+    out += [f"{k}={body[k]}" for k in SAMPLING_KEYS[1:] if body.get(k) is not None]
+    return ", ".join(out)

@@ -14,7 +14,9 @@ One table, ``cell_drift``, one row per cell (``repeat`` 0: the run's cell; k > 0
 - ``reply_hash``: over the judge's replies as they came (a multiset);
 - ``judge``: the judge fingerprints the replies carried (model, ``@system_fingerprint`` where given);
 - ``steps``: JSON, step label -> the distinct template hashes sent at that step, so a change is named
-  by step.
+  by step;
+- ``sampling``: the distinct sampling settings the cell's requests asked for (``temperature=0``;
+  ``temperature=default`` where the vendor sent none), ``; ``-separated: the stability figures name them.
 
 A store written before the sentinel has no such table: its cells read as "not recorded".
 """
@@ -28,9 +30,9 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS cell_drift (
     case_id TEXT NOT NULL, metric TEXT NOT NULL, repeat INTEGER NOT NULL DEFAULT 0, vendor TEXT NOT NULL,
     prompt_hash TEXT NOT NULL, reply_hash TEXT NOT NULL, judge TEXT NOT NULL, steps TEXT NOT NULL,
-    PRIMARY KEY (case_id, metric, repeat));
+    sampling TEXT NOT NULL DEFAULT '', PRIMARY KEY (case_id, metric, repeat));
 """
-FIELDS = ("vendor", "prompt_hash", "reply_hash", "judge", "steps")
+FIELDS = ("vendor", "prompt_hash", "reply_hash", "judge", "steps", "sampling")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -56,7 +58,8 @@ def cell_facts(calls, vendor: str = "") -> dict:
     return {"vendor": vendor, "prompt_hash": _digest(hashes) if hashes else "",
             "reply_hash": _digest(replies) if replies else "",
             "judge": ", ".join(sorted({getattr(c, "judge", "") for c in calls} - {""})),
-            "steps": {k: sorted(v) for k, v in sorted(steps.items())}}
+            "steps": {k: sorted(v) for k, v in sorted(steps.items())},
+            "sampling": "; ".join(sorted({getattr(c, "sampling", "") for c in calls} - {""}))}
 
 
 def step_label(step: str) -> str:
@@ -71,17 +74,18 @@ def step_label(step: str) -> str:
 
 def write(cur, case_id: str, metric: str, repeat: int, facts: dict) -> None:
     """Keep one cell's facts (inside the cell's transaction)."""
-    cur.execute("INSERT OR REPLACE INTO cell_drift VALUES (?,?,?,?,?,?,?,?)",
+    cur.execute("INSERT OR REPLACE INTO cell_drift VALUES (?,?,?,?,?,?,?,?,?)",
                 (case_id, metric, repeat, facts.get("vendor", ""), facts.get("prompt_hash", ""),
-                 facts.get("reply_hash", ""), facts.get("judge", ""), json.dumps(facts.get("steps") or {})))
+                 facts.get("reply_hash", ""), facts.get("judge", ""), json.dumps(facts.get("steps") or {}),
+                 facts.get("sampling", "")))
 
 
 def read(db, repeat: int = 0) -> dict[tuple[str, str], dict]:
     """(case_id, metric) -> the cell's facts ({} for a store written before the sentinel)."""
     try:
-        rows = db.execute("SELECT case_id, metric, vendor, prompt_hash, reply_hash, judge, steps FROM cell_drift "
-                          "WHERE repeat = ?", (repeat,)).fetchall()
-    except Exception:  # noqa: BLE001 - sqlite3.OperationalError: a store older than the table
+        rows = db.execute("SELECT case_id, metric, vendor, prompt_hash, reply_hash, judge, steps, sampling "
+                          "FROM cell_drift WHERE repeat = ?", (repeat,)).fetchall()
+    except Exception:  # noqa: BLE001 - sqlite3.OperationalError: a store older than the table (or column)
         return {}
     return {(r[0], r[1]): {"vendor": r[2], "prompt_hash": r[3], "reply_hash": r[4], "judge": r[5],
-                           "steps": json.loads(r[6] or "{}")} for r in rows}
+                           "steps": json.loads(r[6] or "{}"), "sampling": r[7]} for r in rows}
