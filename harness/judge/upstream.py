@@ -301,6 +301,8 @@ ATTEMPT: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar("harne
 the call number is unique in the process. ``harness.judge.faults`` reads it, so injected faults depend on
 the attempt, not on timing."""
 _CALL_NUMBERS = itertools.count(1)
+CALL_NUMBERS = _CALL_NUMBERS
+"""Call numbers unique in the process (chat and embedding calls alike)."""
 
 
 @dataclass

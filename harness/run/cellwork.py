@@ -164,8 +164,12 @@ def make_gateway(spec: WorkerSpec, cases: dict, cache):
     policy = RetryPolicy(max_attempts=spec.retry_attempts, base_delay_s=spec.retry_base_delay_s,
                          timeout_s=spec.call_timeout_s)
 
-    return Gateway(upstream, cache=cache, mode=spec.mode, policy=policy,
-                   embeddings=make_upstream(spec.embeddings, spec.call_timeout_s), cases=cases)
+    embeddings = make_upstream(spec.embeddings, spec.call_timeout_s)
+    if spec.upstream_wrapper is not None:   # fault injection reaches the embedding calls too
+        wrapped = spec.upstream_wrapper(embeddings)
+        if callable(getattr(type(wrapped), "embed", None)):
+            embeddings = wrapped
+    return Gateway(upstream, cache=cache, mode=spec.mode, policy=policy, embeddings=embeddings, cases=cases)
 
 
 class CellWorker:
