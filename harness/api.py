@@ -43,8 +43,8 @@ class EvalResult:
 
     def _table(self, name: str):
         if name not in self._tables:
-            from harness.store.frames import parsed  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-            from harness.store.runstore import RunStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+            from harness.store.frames import parsed  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
+            from harness.store.runstore import RunStore  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
             store = RunStore.open(self.store_path)
             try:
@@ -116,7 +116,7 @@ def evaluate(cases, metrics=None, judge=None, *, report=True, divergence_thresho
     if unknown:
         raise TypeError(f"evaluate() got unknown option(s) {', '.join(unknown)}; known: {', '.join(RUN_OPTIONS)}")
     from harness.metric.vendor_env import switches  # noqa: PLC0415 - lazy: importing harness loads nothing
-    from harness.run.runner import RunOptions  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.run.runner import RunOptions  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
     options.setdefault("out_dir", default_out_dir())
     # the vendor switches (telemetry off, no dotenv, ...) hold for this call only: the caller's environment after
@@ -162,7 +162,7 @@ def in_own_loop(fn, *args):
 
 
 def _evaluate(opts, report, threshold: float | None) -> EvalResult:
-    from harness.run.runner import run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.run.runner import run  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
     builder = report_builder(report)
     outcome = run(opts)
@@ -192,14 +192,14 @@ def report_builder(report):
 
 def metric_names(metrics) -> list[str]:
     """Registered names from None, a comma-separated string or a list."""
-    from harness.metric import registry  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.metric import registry  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
     if metrics is not None and not isinstance(metrics, str):
         metrics = list(metrics)
         if not metrics:
             raise ValueError("no metrics selected (metrics=None means all)")
     spec = metrics if metrics is None or isinstance(metrics, str) else ",".join(metrics)
-    from harness.metric.extras import select  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.metric.extras import select  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
     names, notes = select(spec, registry.resolve(spec))
     for note in notes:
@@ -212,7 +212,7 @@ def metric_names(metrics) -> list[str]:
 
 def judge_config(judge):
     """A :class:`harness.run.runner.JudgeConfig` from None, a JudgeConfig or a dict of its fields."""
-    from harness.run.runner import JudgeConfig  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.run.runner import JudgeConfig  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
     if judge is None:
         return JudgeConfig()
