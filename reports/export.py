@@ -175,12 +175,45 @@ def to_mlflow(run_dir: str, store_path: str, tracking_dir: str,
         report = os.path.join(run_dir, "index.html")
         if os.path.isfile(report):
             client.log_artifact(rid, report, "report")
+        _log_traces(client, uri, exp_id, rid, data, replace=bool(found))
         client.set_tag(rid, "harness.rows_digest", digest)
         client.set_terminated(rid, "FINISHED")
     except BaseException:
         client.set_terminated(rid, "FAILED")
         raise
     return uri, rid, state
+
+
+def _log_traces(client, uri: str, exp_id: str, rid: str, data, replace: bool) -> None:
+    """One MLflow trace per case, linked to the run (its evaluation view lists them): a root span with the
+    question and the answer, a retriever span with the passages, and one assessment per metric (the score as
+    its value, the status and the claim verdicts as its rationale). An updated run's old traces go first."""
+    import mlflow  # noqa: PLC0415 - lazy: optional extra
+    from mlflow.entities import AssessmentSource, SpanType  # noqa: PLC0415 - lazy: optional extra
+
+    os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = "false"   # each trace stored before its assessments
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_experiment(experiment_id=exp_id)
+    if replace:
+        old = mlflow.search_traces(experiment_ids=[exp_id], run_id=rid, return_type="list")
+        if old:
+            client.delete_traces(exp_id, trace_ids=[t.info.trace_id for t in old])
+    made = []
+    with mlflow.start_run(run_id=rid):
+        for t in mlflow_rows.traces(data):
+            with mlflow.start_span(name=t["case_id"], span_type=SpanType.CHAIN) as root:
+                root.set_inputs({"question": t["question"]})
+                with mlflow.start_span(name="retrieved passages", span_type=SpanType.RETRIEVER) as ret:
+                    ret.set_inputs({"query": t["question"]})
+                    ret.set_outputs(t["passages"])
+                root.set_outputs({"answer": t["answer"]})
+                root.set_attribute("harness.case_id", t["case_id"])
+            made.append((root.trace_id, t))
+    for trace_id, t in made:
+        for a in t["assessments"]:
+            mlflow.log_feedback(trace_id=trace_id, name=a["name"], value=a["value"], rationale=a["rationale"],
+                                source=AssessmentSource(source_type="LLM_JUDGE", source_id=a["name"]),
+                                metadata={"harness.status": a["status"]})
 
 
 def _delete_artifact(client, rid: str, path: str) -> None:

@@ -152,11 +152,25 @@ def test_export_mlflow_read_back_by_mlflow(runs, tmp_path, monkeypatch, capsys):
     cookie = rows[(rows.case_id == "cookie-yield") & (rows.metric == "inhouse.span")].iloc[0]
     assert cookie.score == 0.75 and len(cookie.claims) == 4 and {c["verdict"] for c in cookie.claims} >= {"supported"}
     assert "agreement.inhouse.span.kappa" in run.data.metrics    # the canonical cases carry human labels
+    # MLflow's evaluation view: one trace per case, linked to the run, one assessment per metric
+    import mlflow
+
+    mlflow.set_tracking_uri(track.as_uri())
+    traces = mlflow.search_traces(experiment_ids=[run.info.experiment_id], run_id=rid, return_type="list")
+    assert len(traces) == len(a.case_ids)
+    by_case = {t.data.spans[0].name: t for t in traces}
+    cookie_t = by_case["cookie-yield"]
+    feedback = {f.name: f for f in cookie_t.info.assessments}
+    assert set(feedback) == set(a.metrics) and feedback["inhouse.span"].value == 0.75
+    assert "supported" in feedback["inhouse.span"].rationale and "\n- " in feedback["inhouse.span"].rationale
+    assert any(s.span_type == "RETRIEVER" for s in cookie_t.data.spans)
     # exporting the same run again maps to the same MLflow run and duplicates nothing
     assert main(["export", "a", "--out", out, "--format", "mlflow", "--tracking-dir", str(track)]) == 0
     again = capsys.readouterr().out
     assert f"mlflow: run {rid} (unchanged)" in again
     assert len(client.search_runs([run.info.experiment_id])) == 1
+    assert len(mlflow.search_traces(experiment_ids=[run.info.experiment_id], run_id=rid, return_type="list")) == \
+        len(a.case_ids)
     rows2 = pd.read_json(client.download_artifacts(rid, "harness_results.json", str(tmp_path / "2")), orient="split")
     assert len(rows2) == len(a.cells)
 

@@ -65,3 +65,32 @@ def agreement_metrics(data) -> dict[str, float]:
 def as_json_records(table) -> str:
     """The rows as MLflow writes a logged table (``split`` JSON)."""
     return table.to_json(orient="split", index=False, date_format="iso", default_handler=json.dumps)
+
+
+def rationale(row) -> str:
+    r"""An assessment's rationale: the cell's status and reason, then the metric's own claim verdicts.
+
+    >>> rationale({"status": "scored", "label": "0.50", "reason": None, "claims": [
+    ...     {"unit": "Bake at 350 F.", "verdict": "supported", "raw": "yes", "reason": "stated"},
+    ...     {"unit": "It is vegan.", "verdict": "unsupported", "raw": "no", "reason": None}]})
+    'scored 0.50\n- supported (yes): Bake at 350 F. (stated)\n- unsupported (no): It is vegan.'
+    """
+    head = f"{row['status']} {row['label']}" + (f": {row['reason']}" if row.get("reason") else "")
+    lines = [f"- {c['verdict']} ({c['raw']}): {c['unit']}" + (f" ({c['reason']})" if c.get("reason") else "")
+             for c in row.get("claims") or []]
+    return "\n".join([head, *lines])
+
+
+def traces(data):
+    """One record per case for MLflow's trace view: the question, the retrieved passages, the answer, and one
+    assessment per metric (its value, None where the cell is not a score, and its rationale)."""
+    table = rows(data)
+    out = []
+    for cid, d in table.groupby("case_id", sort=False):
+        case = data.cases.get(cid)
+        out.append({
+            "case_id": cid, "question": case.question if case else None, "answer": case.answer if case else None,
+            "passages": [{"page_content": c.text, "metadata": {"doc_uri": c.id}} for c in case.contexts] if case else [],
+            "assessments": [{"name": r["metric"], "value": r["score"] if r["status"] == "scored" else None,
+                             "status": r["status"], "rationale": rationale(r)} for r in d.to_dict("records")]})
+    return out
