@@ -293,7 +293,15 @@ def _names(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+NOUN_CAPS = 0.2
+"""Above this share of capitalised words inside sentences the passages capitalise nouns (German): no entity swap."""
+
+
 def _entity(case, rng):
+    text = " ".join(c.text for c in case.contexts)
+    inner = [w for s, e in sentence_spans(text) for w in text[s:e].split()[1:] if w[:1].isalpha()]
+    if not inner or sum(w[0].isupper() for w in inner) / len(inner) > NOUN_CAPS:
+        return None
     pool = sorted({n for ctx in case.contexts for _, _, n in _names(ctx.text)})
     cands = []
     for i, c in enumerate(case.annotation.claims):
