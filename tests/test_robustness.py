@@ -13,6 +13,7 @@ from harness.cases.perturb import CHANGING, EXPECT, KINDS, PRESERVING, perturb, 
 import pytest
 
 from tests.conftest import CANONICAL
+from tests.judges.fixtures import realistic_judge  # noqa: F401 - fixture
 
 
 @pytest.fixture(scope="module")
@@ -177,3 +178,60 @@ def test_the_pooled_interval_resamples_cases_and_covers():
         assert 0.0 <= r.low <= r.rate <= r.high <= 1.0
     assert covered / 300 >= 0.90, covered
     assert abs(np.mean(est) - true) < 0.02
+
+
+# --- a real run: the report section and the card line, under both judges --------------------------
+
+def _run(tmp_path, judge=None):
+    import contextlib
+    import io
+    import os
+
+    from harness_cli import main
+    from reports.model import robustness as R
+    from reports.model.data import load_run
+
+    cases = str(tmp_path / "perturbed.jsonl")
+    assert main(["perturb", CANONICAL, "--out", cases]) == 0
+    extra = ["--judge-url", judge.url, "--judge-model", "realistic-judge", "--cache", "live"] if judge else []
+    with contextlib.redirect_stdout(io.StringIO()):
+        rc = main(["run", "--cases", cases, "--metrics", "inhouse.span", "--out", str(tmp_path / "out"),
+                   "--run-id", "r", "--no-progress", *extra])
+    assert rc == 0
+    run_dir = str(tmp_path / "out" / "r")
+    md = open(os.path.join(run_dir, "report.md"), encoding="utf-8").read()
+    return R.compute(load_run(run_dir)), md
+
+
+def test_the_report_and_the_card_show_the_figures_under_the_reference_judge(tmp_path):
+    from reports.model import robustness as R
+
+    rob, md = _run(tmp_path)
+    assert rob.reference and rob.variants == 170
+    mr = rob.metrics[0]
+    f, d = mr.flips["all"], mr.detections["all"]
+    assert (f.hits, d.hits) == (0, d.n) and f.n > 100
+    assert "## Robustness under edits" in md and "reference judge, which reads the transformed labels" in md
+    assert f"| In-house span groundedness | 0/{f.n} = 0% \\[0%, " in md and f"| {d.n}/{d.n} = 100% \\[" in md
+    card = "\n".join(R.card_lines(rob, "inhouse.span"))
+    assert f"Under the reference judge (the definition's own): decision flips under meaning-preserving edits 0/{f.n}" in card
+    assert f"meaning-changing edits detected {d.n}/{d.n} = 100%" in card
+
+
+def test_the_figures_under_the_realistic_judge(tmp_path, realistic_judge):  # noqa: F811 - the fixture
+    """The realistic judge never reads annotations: it judges by word overlap, so a changed number or an
+    inserted "not" leaves most words in place. What it does is measured and shown, with n and an interval."""
+    rob, md = _run(tmp_path, realistic_judge)
+    assert not rob.reference and "a real judge: these figures are the judge and the definition together" in md
+    mr = rob.metrics[0]
+    f, d = mr.flips["all"], mr.detections["all"]
+    assert f.n > 100 and d.n > 20
+    for r in (f, d, *mr.flips.values(), *mr.detections.values()):
+        assert r.n == 0 or 0.0 <= r.low <= r.rate <= r.high <= 1.0
+    # a judge that reads word overlap sees a changed number (a word of the quote no longer matches) far more
+    # often than an inserted "not" (every passage word is still there); the passage layout moves nothing,
+    # because the in-house check locates each quote in the passage it names, whatever the order
+    assert mr.detections["number"].rate > 0.5 > mr.detections["negation"].rate
+    assert all(mr.flips[k].hits == 0 for k in ("order", "split", "merge"))
+    print(f"realistic judge, inhouse.span: flips {f.hits}/{f.n}, detected {d.hits}/{d.n}; by kind "
+          f"{ {k: (r.hits, r.n) for k, r in {**mr.flips, **mr.detections}.items()} }")

@@ -9,7 +9,8 @@ side and ungrounded on the other, as the agreement and stability figures read it
 moved at all is shown beside it. For an edit that makes a supported claim unsupported
 (``ungrounded``) or points a citation at the wrong passage (``citation``), *detection* is a lower
 oriented score on the variant than on the original. Per kind each case gives at most one variant, so
-the interval is Wilson's; pooled over kinds, variants share a case, so the interval is a percentile
+the interval is Wilson's; a meaning-changing pair whose original already scores the bottom of the
+range cannot score lower and is counted apart (at floor), not as a miss; pooled over kinds, variants share a case, so the interval is a percentile
 bootstrap that resamples cases (clusters), widened by Wilson's so that 0 and 1 are never shown as certain.
 
 Under the reference judge the figures are the definition's own robustness (the judge reads the
@@ -17,7 +18,7 @@ transformed labels perfectly); under a real judge they are judge and definition 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.cases.perturb import CHANGING, EXPECT, PRESERVING, tags_of
 
@@ -25,7 +26,7 @@ from reports.model import agreement_stats as A
 from reports.model.agreement import top_of
 from reports.model.blocks import Block, Table
 from reports.model.intervals import widen, wilson
-from reports.model.orient import oriented
+from reports.model.orient import oriented, scale
 
 EPS = 1e-9
 ALL = "all"
@@ -43,6 +44,8 @@ class Rate:
     """(meaning-preserving edits) pairs whose score moved at all."""
     lost: int = 0
     """Pairs with a side that is not a score (unscored, NaN, not applicable, error)."""
+    floor: int = 0
+    """(meaning-changing edits) pairs whose original already scores the bottom of the range: it cannot go lower."""
 
     @property
     def rate(self) -> float | None:
@@ -107,13 +110,20 @@ def rate(rows, hit, moved=None, resamples: int = A.RESAMPLES) -> Rate:
         m = A.multiplicities(len(by_case), resamples)
         vals = (m @ hits) / (m @ ns)
         lo, hi = widen((lo, hi), tuple(float(x) for x in np.quantile(vals, [0.025, 0.975])))
+    if comp:   # the interval holds the point exactly (no floating-point dust below 0 or above the rate)
+        lo, hi = (0.0 if k == 0 else min(lo, k / len(comp))), (1.0 if k == len(comp) else max(hi, k / len(comp)))
     return Rate(k, len(comp), lo, hi, mv, lost)
 
 
-def metric_robustness(rows, metric: str, top: float) -> MetricRobustness:
-    """The rates of one metric from its pairs (:func:`pairs`)."""
+def metric_robustness(rows, metric: str, top: float, bottom: float | None = None) -> MetricRobustness:
+    """The rates of one metric from its pairs (:func:`pairs`). A meaning-changing pair whose original already
+    scores the bottom of the range (``bottom``; default the metric's) cannot score lower: it is counted under
+    ``floor``, not in n."""
+    bottom = scale(metric)[0] if bottom is None else bottom
     o = [(k, e, c, None if a is None else oriented(metric, a), None if b is None else oriented(metric, b))
          for k, e, c, a, b in rows]
+    floor = {r for r in o if r[1] != "same" and r[3] is not None and r[3] <= bottom + EPS}
+    o_change = [r for r in o if r not in floor]
     flip = lambda a, b: (a < top - EPS) != (b < top - EPS)  # noqa: E731 - a decision read as agreement reads it
     moved = lambda a, b: abs(a - b) > EPS  # noqa: E731
     lower = lambda a, b: b < a - EPS  # noqa: E731
@@ -125,11 +135,12 @@ def metric_robustness(rows, metric: str, top: float) -> MetricRobustness:
     if any(r[1] == "same" for r in o):
         mr.flips[ALL] = rate([r for r in o if r[1] == "same"], flip, moved)
     for kind in CHANGING:
-        sel = [r for r in o if r[0] == kind]
-        if sel:
-            mr.detections[kind] = rate(sel, lower)
+        sel = [r for r in o_change if r[0] == kind]
+        if any(r[0] == kind for r in o):
+            mr.detections[kind] = replace(rate(sel, lower), floor=sum(r[0] == kind for r in floor))
     if any(r[1] == "ungrounded" for r in o):
-        mr.detections[ALL] = rate([r for r in o if r[1] == "ungrounded"], lower)
+        mr.detections[ALL] = replace(rate([r for r in o_change if r[1] == "ungrounded"], lower),
+                                     floor=sum(r[1] == "ungrounded" for r in floor))
     return mr
 
 
@@ -149,7 +160,7 @@ def compute(data) -> Robustness:
 
 TITLE = "Robustness under edits"
 HEADS = ["metric", "flips, meaning-preserving (ideal 0)", "score moved", "detected, meaning-changing (ideal 1)",
-         "citation moved: detected", "not comparable"]
+         "at floor", "citation moved: detected", "not comparable"]
 
 
 def show(r: Rate | None) -> str:
@@ -178,7 +189,8 @@ def section(rob: Robustness, names: dict[str, str]):
         f"{rob.variants} variants written by harness perturb (rules in docs/robustness.md), each paired with its "
         "original case. Flip: the grounded/ungrounded decision (ungrounded below the top of the score range) "
         "differs between the original and a variant that should mean the same. Detected: the variant that makes a "
-        "supported claim unsupported (a number changed, a negation, a swapped name) scores lower. 'Citation "
+        "supported claim unsupported (a number changed, a negation, a swapped name) scores lower; a pair "
+        "whose original already scores the bottom of the range cannot, and is left out of n (at floor). 'Citation "
         "moved' points a marker at a passage that does not state the claim; only a citation check should notice. "
         "n counts pairs where both cells are scores; intervals are 95% (Wilson per kind; pooled: a bootstrap over "
         "cases, widened by Wilson).", judge])
@@ -188,7 +200,7 @@ def section(rob: Robustness, names: dict[str, str]):
         lost = sum(r.lost for k, r in mr.flips.items() if k != ALL) + sum(
             r.lost for k, r in mr.detections.items() if k != ALL)
         rows.append([names.get(mr.metric, mr.metric), show(f), "\u2013" if not f or not f.n else f"{f.moved}/{f.n}",
-                     show(d), show(c), str(lost)])
+                     show(d), "\u2013" if d is None else str(d.floor), show(c), str(lost)])
     b.parts.append(Table(HEADS, rows))
     kinds = [f"{names.get(mr.metric, mr.metric)}: flips by kind: {_by_kind(mr.flips, PRESERVING) or 'none comparable'}"
              f"; detected by kind: {_by_kind(mr.detections, CHANGING) or 'none comparable'}" for mr in rob.metrics]
