@@ -131,7 +131,7 @@ def _split(case, rng):
         sents = sentence_spans(ctx.text)
         for a, b in zip(sents, sents[1:]):
             cut = b[0]
-            crossing = any(ev.context_id == ctx.id and ev.start < cut < ev.end for _, ev in _evidence(case))
+            crossing = any(ev.context_id == ctx.id and ev.start < cut and ev.end > a[1] for _, ev in _evidence(case))
             cited_after = any(ev.context_id == ctx.id and ev.start >= cut and c.cited_context_id == ctx.id
                               for c, ev in _evidence(case))
             if not crossing and not cited_after:
