@@ -235,3 +235,21 @@ def test_the_figures_under_the_realistic_judge(tmp_path, realistic_judge):  # no
     assert all(mr.flips[k].hits == 0 for k in ("order", "split", "merge"))
     print(f"realistic judge, inhouse.span: flips {f.hits}/{f.n}, detected {d.hits}/{d.n}; by kind "
           f"{ {k: (r.hits, r.n) for k, r in {**mr.flips, **mr.detections}.items()} }")
+
+
+def test_the_cards_figures_for_inhouse_are_what_the_scorer_gives_now(canonical, variants):
+    """reports/cards/robustness.json (what the cards show) holds, for the in-house scorer under the reference
+    judge, exactly the figures a fresh scoring of the perturbed canonical set gives, and its card says them."""
+    from reports.cards.robustness import card_lines, load
+
+    kept = next(f for f in load() if f["reference"])
+    assert kept["variants"] == sum(len(v) for v in variants.values())
+    mr = _figures("inhouse.span", canonical + [v for vs in variants.values() for v in vs])
+    card = kept["metrics"]["inhouse.span"]
+    for key, rate in (("flips", mr.flips["all"]), ("detected", mr.detections["all"]),
+                      ("cite_move", mr.detections["cite-move"])):
+        assert (card[key]["hits"], card[key]["n"]) == (rate.hits, rate.n), key
+    assert card["by_kind"] == {k: [r.hits, r.n] for k, r in {**mr.flips, **mr.detections}.items() if k != "all"}
+    text = open("reports/cards/inhouse.span.md", encoding="utf-8").read()
+    assert "\n".join(card_lines("inhouse.span")) in text
+    assert f"flips 0/{mr.flips['all'].n} = 0%" in text
