@@ -16,12 +16,13 @@ import sys
 from importlib import metadata
 
 from harness.cases.importers import cli as import_
-from harness.cli import judge, metrics, run, validate
+from harness.cli import judge, metrics, perturb, run, validate
 from harness.core.errors import BadInput
 
 from reports.commands import agree, calibrate, cards, check, compare, export, report, review, run_report
 
-COMMANDS = (run, metrics, report, review, agree, calibrate, cards, check, compare, export, import_, validate, judge)
+COMMANDS = (run, metrics, report, review, agree, calibrate, cards, check, compare, export, import_, validate, perturb,
+            judge)
 """Subcommands, in the order ``--help`` lists them (each module's ``NAME``, else its module name).
 Adding one: a module, and an entry here."""
 EXTENSIONS = (run_report,)

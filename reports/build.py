@@ -22,6 +22,7 @@ from reports.model import (
     facts,
     frontier,
     matrix,
+    robustness,
     stability,
     stats,
 )
@@ -93,7 +94,8 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
     rep.stability = stability.compute(data)
     rep.decision = decision.compute(rep)
     rep.frontier = frontier.compute(rep)
-    more = [stability.section(rep.stability, rep.names), frontier.section(rep.frontier, rep.names)]
+    more = [stability.section(rep.stability, rep.names), robustness.section(robustness.compute(data), rep.names),
+            frontier.section(rep.frontier, rep.names)]
     rep.extra = ([facts.section(facts.merged(data, cells), data.metrics, rep.names)] + rep.extra
                  + [b for b in more if b is not None])
     return rep

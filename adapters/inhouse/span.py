@@ -3,7 +3,8 @@
 Definition: a claim counts as grounded only when the judge says ``supported`` AND returns at least one
 evidence quote AND every quote is located in the context it names: verbatim (whitespace and quote
 marks normalised), or, by default, near-verbatim (case, punctuation, whitespace and ellipses folded
-away, the pieces in order; :mod:`adapters.inhouse.quotes`). Score = grounded claims / claims. An
+away, the pieces in order; a quote that keeps the prompt's ``[1] `` prefix, or that names the sentence
+instead of quoting it, "Passage 1, sentence 2": :mod:`adapters.inhouse.quotes`). Score = grounded claims / claims. An
 answer with no claims is unscored with a reason, never 1.0. Strict mode (``strict = True``, e.g.
 :class:`InhouseSpanStrict`) accepts verbatim quotes only, as version 1 did.
 
@@ -82,13 +83,18 @@ def check_evidence(case: Case, verdict: dict, strict: bool = False) -> tuple[boo
     ``strict``: verbatim only). A quote that cannot be located fails the claim, and the check result
     quotes the nearest passage text.
     """
-    from adapters.inhouse.quotes import locate_quote, nearest_passage
+    from adapters.inhouse.quotes import locate_quote, nearest_passage, sentence_ref
 
     quotes = []
     problem = None
     for e in verdict.get("evidence") or []:
         ref, text = e.get("context_id", ""), str(e.get("quote", ""))
+        ref, text, clash = _sentence_named(ref, text, sentence_ref, case)
         ctx = resolve_context(ref, case.contexts)
+        if clash is not None and ctx is not None and clash is not ctx:
+            quotes.append(Quote(text, ctx.id, verbatim=False))
+            problem = problem or f"span not found (the quote names passage {clash.id!r}, the verdict {ctx.id!r})"
+            continue
         cid = ctx.id if ctx is not None else str(ref if ref is not None else "")
         if not text.strip():
             quotes.append(Quote(text, cid or None, verbatim=None))
@@ -109,9 +115,30 @@ def check_evidence(case: Case, verdict: dict, strict: bool = False) -> tuple[boo
         return False, tuple(quotes), "no span: the judge quoted no evidence"
     if problem:
         return False, tuple(quotes), problem
+    if any(q.match == "sentence" for q in real):
+        return True, tuple(quotes), "sentence named by number found (the judge named it instead of quoting it)"
     if any(q.match == "near" for q in real):
         return True, tuple(quotes), "near-verbatim span found (case, punctuation, whitespace or ellipses differ)"
     return True, tuple(quotes), "verbatim span found"
+
+
+def _sentence_named(ref, text: str, sentence_ref, case: Case):
+    """(passage reference, quote, the context the quote itself names or None) for evidence that names a
+    sentence (``"Passage 1, sentence 2"``) in its quote or in its ``context_id``: the passage part of a
+    ``context_id`` such as ``"Passage 1, sentence 2"`` is the reference, and with no quote the sentence
+    is the quote; a passage named in the quote stands in for a missing ``context_id``."""
+    named = sentence_ref(str(ref)) if ref is not None else None
+    if named is not None and named[0] is not None:
+        ref = named[0]
+        if not text.strip():
+            text = f"sentence {named[1]}"
+    in_quote = sentence_ref(text) if text.strip() else None
+    clash = None
+    if in_quote is not None and in_quote[0] is not None:
+        clash = resolve_context(in_quote[0], case.contexts)
+        if ref is None or not str(ref).strip():
+            ref = in_quote[0]
+    return ref, text, clash
 
 
 @register
@@ -152,7 +179,7 @@ class InhouseSpan:
             return CellResult.unscored(f"judge reply unreadable: {e}")
         units = [self._unit(case, i, text, v) for i, (text, v) in enumerate(zip(claims, verified.verdicts))]
         grounded = sum(u.detail["grounded"] for u in units)
-        near = sum(u.detail["grounded"] and any(q.match == "near" for q in u.quotes) for u in units)
+        near = sum(u.detail["grounded"] and any(q.match in ("near", "sentence") for q in u.quotes) for u in units)
         detail = {"claims": len(units), "grounded": grounded, "grounded_near": near, "strict": self.strict,
                   "prompt_version": PROMPT_VERSION}
         if verified.reasked:

@@ -243,8 +243,9 @@ class Quote:
     """True: occurs verbatim (whitespace and quote marks normalised); False: it does not;
     None: not checked (e.g. the judge quoted nothing)."""
     match: str | None = None
-    """How the quote was located where a metric locates near-verbatim quotes: ``exact`` or ``near``
-    (case, punctuation, whitespace or ellipses differ); None: not located, or not checked."""
+    """How the quote was located where a metric locates near-verbatim quotes: ``exact``, ``near``
+    (case, punctuation, whitespace, ellipses or a passage prefix differ) or ``sentence`` (the quote named
+    the sentence by number); None: not located, or not checked."""
 
 
 @dataclass(frozen=True)

@@ -101,11 +101,22 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     >>> t = "Steps: 1. Mix the flour. 2. Bake it. The plan came from Gen. Lansdale, e.g. in 1961. By Edward G. Lansdale."
     >>> [t[s:e] for s, e in sentence_spans(t)]
     ['Steps: 1. Mix the flour.', '2. Bake it.', 'The plan came from Gen. Lansdale, e.g. in 1961.', 'By Edward G. Lansdale.']
+
+    A stop after "Jr."/"Sr.", an initial ("R.") or a dotted abbreviation ("U.S.") ends a sentence only
+    when a word that opens sentences ("He", "The", "It", ...) follows it (:func:`_name_stop`):
+
+    >>> t = "Martin Luther King Jr. spoke in 1963. George R. R. Martin lives in the U.S. He writes."
+    >>> [t[s:e] for s, e in sentence_spans(t)]
+    ['Martin Luther King Jr. spoke in 1963.', 'George R. R. Martin lives in the U.S.', 'He writes.']
+    >>> t = "The U.S. Senate voted. It was close."
+    >>> [t[s:e] for s, e in sentence_spans(t)]
+    ['The U.S. Senate voted.', 'It was close.']
     """
     spans, start = [], 0
     for m in _SENT_END.finditer(text):
         end = m.start()
-        if text[end - 1] == "." and (_abbreviation_at(text, end) or _LEAD_MARKER.search(text, start, end)):
+        if text[end - 1] == "." and (_abbreviation_at(text, end) or _LEAD_MARKER.search(text, start, end)
+                                     or _name_stop(text, end, m.end())):
             continue
         spans.append((start, end + len(m.group(0).rstrip())))
         start = m.end()
@@ -130,6 +141,35 @@ def join_fragments(pieces: list[str]) -> list[str]:
     ['1. Mix the flour.', 'It was Edward G. Lansdale.', 'Dr. Smith agreed.']
     """
     return [" ".join(pieces[i] for i in g) for g in _fragment_groups(pieces)]
+
+
+_NAME_STOP = re.compile(r"(?:(?:^|[\s(\[\"'])(?:(?:[A-Za-z]\.){2,}|[JS]r\.)|(?:^|\s)[A-Z][\w'.-]*\s+[A-Z]\.)$")
+_OPENERS = frozenset(
+    "the a an this that these those it its he she they we i you his her their our my your there here in on at "
+    "after before then but and so however also when while if as for by from to with what which who one some "
+    "many most each all no not both during since although though yet today later".split())
+"""Words that open sentences: after an ambiguous stop ("Jr.", "U.S.", an initial) only these start a new one."""
+
+
+def _name_stop(text: str, end: int, next_at: int) -> bool:
+    """Is the stop at ``end`` part of a name or an abbreviation ("Jr.", "U.S.", an initial after a
+    capitalised word: "George R.") rather than a sentence end? It is unless the next word is a
+    capitalised sentence opener. A letter after a number ("350 F.") is a unit, not an initial.
+
+    >>> t = "King Jr. spoke. He moved to the U.S. in 1990."
+    >>> _name_stop(t, 8, 9), _name_stop(t, 36, 37)
+    (True, True)
+    >>> t = "He moved to the U.S. He liked it."
+    >>> _name_stop(t, 20, 21)
+    False
+    """
+    if not _NAME_STOP.search(text, 0, end):
+        return False
+    nxt = re.match(r"[\"'\u201c\u2018(\[]*([^\W_]+)", text[next_at:next_at + 40])
+    if nxt is None:
+        return False
+    word = nxt.group(1)
+    return not (word[0].isupper() and word.lower() in _OPENERS)
 
 
 def _abbreviation_at(text: str, end: int) -> bool:

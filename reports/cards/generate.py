@@ -24,6 +24,7 @@ from harness.metric.protocol import card_text_path
 from harness.run.runner import RunOptions, run
 
 from reports.cards.agreement import card_lines as agreement_lines
+from reports.cards.robustness import card_lines as robustness_lines
 from reports.model import agreement, cost, facts, frontier, stability
 from reports.model import card_facts as F
 from reports.model.behaviours import answers
@@ -288,7 +289,7 @@ def _frontier(data, metric) -> list[str]:
             f"{p.agreement:.2f}" + (f" [{p.low:.2f}, {p.high:.2f}]" if p.low is not None else ""))
         out += [f"This metric: {m(fr.title)} {agree}; {p.calls:.1f} judge calls and {p.tokens:,.0f} tokens per "
                 f"answer; " + ("on the Pareto front." if metric in fr.front_cost else "not on the Pareto front."), ""]
-    return out + stability.card_lines(stability.compute(data), metric)
+    return out + stability.card_lines(stability.compute(data), metric) + robustness_lines(metric)
 
 
 def write_cards(cards: dict[str, str], cards_dir: str, check: bool = False) -> list[str]:

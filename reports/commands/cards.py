@@ -20,6 +20,9 @@ def add_parser(sub):
     add_out_argument(c)
     c.add_argument("--cards-dir", default=DEFAULT_CARDS_DIR, help=f"output directory (default {DEFAULT_CARDS_DIR})")
     c.add_argument("--check", action="store_true", help="write nothing; exit 1 if any card would change")
+    c.add_argument("--robustness-runs", metavar="RUN[,RUN]",
+                   help="runs of the perturbed canonical set (reference judge first, then a real judge): write "
+                        "their flip and detection figures to CARDS_DIR/robustness.json for the cards")
     c.add_argument("--prices", metavar="FILE",
                    help='JSON price table {"model id": {"input": X, "output": Y}} (money per million tokens): '
                         "each card shows money per answer at those prices (the shipped cards carry none)")
@@ -45,6 +48,10 @@ def cmd_cards(args) -> int:
         prices = prices_from_args(args, None)
     except PriceError as e:
         raise BadInput(str(e)) from None
+    if getattr(args, "robustness_runs", None) and not args.check:
+        from reports.cards.robustness import write  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+        print(write([r.strip() for r in args.robustness_runs.split(",") if r.strip()], args.cards_dir, args.out))
     run = args.from_run or canonical_reference_run()
     cards = generate(run, args.out, prices)
     changed = write_cards(cards, args.cards_dir, check=args.check)
