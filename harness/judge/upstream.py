@@ -161,7 +161,11 @@ class ReferenceUpstream:
             if len(self._digests) > 4096:
                 self._digests.clear()
             digest = self._digests[(cell.run, cell.case)] = case_digest(self._case(cell))
-        version = getattr(registry.get(cell.metric), "version", "?")
+        try:
+            version = getattr(registry.get(cell.metric), "version", "?")
+        except registry.UnknownMetric as e:   # e.g. Azure's metric asking a `judge serve` of the main environment
+            raise UpstreamError(f"reference judge: no rubric for this request: {e}", status=400,
+                                retryable=False) from None
         return f"reference-v{REFERENCE_VERSION}|{cell.metric}@{version}|{digest}"
 
     def _case(self, cell: Cell):
@@ -297,6 +301,8 @@ ATTEMPT: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar("harne
 the call number is unique in the process. ``harness.judge.faults`` reads it, so injected faults depend on
 the attempt, not on timing."""
 _CALL_NUMBERS = itertools.count(1)
+CALL_NUMBERS = _CALL_NUMBERS
+"""Call numbers unique in the process (chat and embedding calls alike)."""
 
 
 @dataclass
