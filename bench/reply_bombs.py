@@ -1,6 +1,7 @@
 """Peak memory of a process whose HTTP judge answers with compression bombs (issue 33.2).
 
     .venv/bin/python bench/reply_bombs.py zstd      # one 16 KB zstd reply (1 MB frames of zeros)
+    .venv/bin/python bench/reply_bombs.py zstd:47   # the same, 47 KB
     .venv/bin/python bench/reply_bombs.py gzip16    # 16 gzip bombs (64 MB of zeros each) in flight at once
 
 Each scenario runs in its own process (this one): a loopback server in a thread sends the bomb as a 200
@@ -84,12 +85,13 @@ async def calls(url: str, n: int) -> list[str]:
 
 
 def main(scenario: str) -> None:
-    if scenario == "zstd":
-        body, encoding, n = zstd_bomb(16 * 1024), "zstd", 1
+    if scenario.startswith("zstd"):
+        kb = int(scenario.partition(":")[2] or 16)
+        body, encoding, n = zstd_bomb(kb * 1024), "zstd", 1
     elif scenario == "gzip16":
         body, encoding, n = gzip_bomb(64), "gzip", 16
     else:
-        raise SystemExit(f"unknown scenario {scenario!r}; known: zstd, gzip16")
+        raise SystemExit(f"unknown scenario {scenario!r}; known: zstd, zstd:<KB>, gzip16")
     url = serve(body, encoding)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     outcomes = asyncio.run(calls(url, n))
