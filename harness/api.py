@@ -7,14 +7,14 @@ private thread with its own loop, because ``asyncio.run`` cannot nest. It is the
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import importlib
-import json
 import os
 import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+
+from harness.cases.sets import case_set  # noqa: F401 - re-exported: harness.api.case_set
 
 RUN_OPTIONS = ("cache_mode", "cache_path", "concurrency", "out_dir", "run_id", "progress", "cell_timeout_s",
                "retry_attempts", "call_timeout_s")
@@ -43,8 +43,8 @@ class EvalResult:
 
     def _table(self, name: str):
         if name not in self._tables:
-            from harness.store.frames import parsed  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-            from harness.store.runstore import RunStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+            from harness.store.frames import parsed  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
+            from harness.store.runstore import RunStore  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
             store = RunStore.open(self.store_path)
             try:
@@ -115,15 +115,18 @@ def evaluate(cases, metrics=None, judge=None, *, report=True, divergence_thresho
     unknown = sorted(set(options) - set(RUN_OPTIONS))
     if unknown:
         raise TypeError(f"evaluate() got unknown option(s) {', '.join(unknown)}; known: {', '.join(RUN_OPTIONS)}")
-    from harness.run.runner import RunOptions  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.metric.vendor_env import switches  # noqa: PLC0415 - lazy: importing harness loads nothing
+    from harness.run.runner import RunOptions  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
     options.setdefault("out_dir", default_out_dir())
-    opts = RunOptions(cases=case_set(cases), metrics=metric_names(metrics), judge=judge_config(judge), **options)
-    if opts.judge.is_reference:
-        from harness.judge.reference import refuse_unannotated  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    # the vendor switches (telemetry off, no dotenv, ...) hold for this call only: the caller's environment after
+    with switches():
+        opts = RunOptions(cases=case_set(cases), metrics=metric_names(metrics), judge=judge_config(judge), **options)
+        if opts.judge.is_reference:
+            from harness.judge.reference import refuse_unannotated  # noqa: PLC0415 - lazy: importing harness loads nothing
 
-        refuse_unannotated(opts.cases, API_HINT)
-    result = in_own_loop(_evaluate, opts, report, divergence_threshold)
+            refuse_unannotated(opts.cases, API_HINT)
+        result = in_own_loop(_evaluate, opts, report, divergence_threshold)
     if opts.progress:
         print(f"harness: run {result.run_id} stored in {result.run_dir}", file=sys.stderr)
     return result
@@ -159,7 +162,7 @@ def in_own_loop(fn, *args):
 
 
 def _evaluate(opts, report, threshold: float | None) -> EvalResult:
-    from harness.run.runner import run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.run.runner import run  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
     builder = report_builder(report)
     outcome = run(opts)
@@ -187,48 +190,16 @@ def report_builder(report):
     return getattr(importlib.import_module(module), name)
 
 
-def case_set(cases):
-    """A :class:`harness.cases.load.CaseSet` from a path, a CaseSet, a list of dicts or a DataFrame."""
-    from harness.cases.columns import dialect, rows_of, to_case_object  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.cases.defaults import resolve_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.cases.load import CaseSet, load_cases, parse_case  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
-    if isinstance(cases, CaseSet):
-        return cases
-    if isinstance(cases, (str, os.PathLike)):
-        return load_cases(resolve_cases(os.fspath(cases)))
-    from harness.cases.importers.rows import RowProblem  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
-    rows = rows_of(cases)
-    if not rows:
-        raise ValueError("no cases given")
-    names = dialect(rows[0].keys())
-    objs, parsed, seen = [], [], set()
-    for i, row in enumerate(rows, start=1):
-        try:
-            obj = to_case_object(row, i, names)
-        except RowProblem as p:
-            raise ValueError(f"case {i}, field {p.fld}: {p.msg}") from None
-        parsed.append(parse_case(obj, f"case {i} ({obj['id']})"))
-        if obj["id"] in seen:
-            raise ValueError(f"case {i}, field id: duplicate id {obj['id']!r}")
-        seen.add(obj["id"])
-        objs.append(obj)
-    digest = hashlib.sha256("\n".join(json.dumps(o, sort_keys=True, ensure_ascii=False, default=str)
-                                      for o in objs).encode()).hexdigest()
-    return CaseSet(f"<{type(cases).__name__} of {len(objs)} {names} rows>", tuple(parsed), digest)
-
-
 def metric_names(metrics) -> list[str]:
     """Registered names from None, a comma-separated string or a list."""
-    from harness.metric import registry  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.metric import registry  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
     if metrics is not None and not isinstance(metrics, str):
         metrics = list(metrics)
         if not metrics:
             raise ValueError("no metrics selected (metrics=None means all)")
     spec = metrics if metrics is None or isinstance(metrics, str) else ",".join(metrics)
-    from harness.metric.extras import select  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.metric.extras import select  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
     names, notes = select(spec, registry.resolve(spec))
     for note in notes:
@@ -241,7 +212,7 @@ def metric_names(metrics) -> list[str]:
 
 def judge_config(judge):
     """A :class:`harness.run.runner.JudgeConfig` from None, a JudgeConfig or a dict of its fields."""
-    from harness.run.runner import JudgeConfig  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.run.runner import JudgeConfig  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
     if judge is None:
         return JudgeConfig()

@@ -102,11 +102,27 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
 def extra_sections(data, names: dict[str, str], agreement_results: list) -> list:
     """The agreement section, then each metric's own sections (its ``report_sections``, in display order),
     as ``reports.model.blocks.Block``."""
-    blocks = [agreement_section.section(data, agreement_results, names)]
+    blocks = [agreement_section.section(data, agreement_results, names), label_estimates_block(data, names)]
     for cls in metric_classes(data):
         if cls.report_sections is not None:
             blocks += cls.report_sections(data)
     return [b for b in blocks if b is not None]
+
+
+def label_estimates_block(data, names: dict[str, str]):
+    """The design-weighted estimates over the whole run, when the run's labels come from a review sample: the
+    caller that puts a labels file into the run sets ``data.label_weights`` (case id -> 1 / inclusion
+    probability, :func:`reports.review.waves.design_weights`) and ``data.label_source`` (where the labels came
+    from); None otherwise (a fully annotated run's agreement section already covers every answer)."""
+    from reports.model import estimates_section, label_estimates  # noqa: PLC0415 - only with a review's labels
+
+    weights = getattr(data, "label_weights", None)
+    if not weights:
+        return None
+    results = label_estimates.compute(data, weights)
+    return estimates_section.section(results, label_estimates.plan(data, weights, results), names,
+                                     getattr(data, "label_source", "a review sample"),
+                                     getattr(data, "label_human", None), getattr(data, "label_alt", None))
 
 
 def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRESHOLD,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from harness.judge.minilm import MODEL_ID, MODEL_SHA256, ModelUnavailable, shared
 from harness.judge.reference import approx_tokens
-from harness.judge.upstream import Cell, HttpEndpoint, RetryPolicy, UpstreamError
+from harness.judge.upstream import ATTEMPT, CALL_NUMBERS, Cell, HttpEndpoint, RetryPolicy, UpstreamError
 
 EMBED_PARAMS = ("dimensions", "encoding_format")
 
@@ -167,10 +167,13 @@ def make_upstream(config: EmbedConfig | None, timeout_s: float = 120.0):
 
 
 async def call(upstream, cell: Cell, body: dict, policy: RetryPolicy) -> tuple[dict | None, int, UpstreamError | None]:
-    """(reply, attempts, error): retries transport faults only, bounded by ``policy``."""
+    """(reply, attempts, error): retries transport faults only, bounded by ``policy``; each attempt is numbered
+    for fault injection as a chat call's is (:data:`harness.judge.upstream.ATTEMPT`)."""
     n = len(inputs_of(body))
     err = None
+    call_no = next(CALL_NUMBERS)
     for attempt in range(1, policy.max_attempts + 1):
+        ATTEMPT.set((call_no, attempt))
         try:
             resp = await asyncio.wait_for(upstream.embed(cell, body), timeout=policy.timeout_s)
             problem = response_problem(resp, n)
@@ -211,7 +214,11 @@ async def answer(gw, cell: Cell, body, record_type, error_reply) -> tuple[int, d
     if resp is None and gw.mode == "replay":
         error, status = f"replay miss: no cached embeddings for cell {cell.label} (request {key[:12]})", 400
     elif resp is None:
-        resp, attempts, err = await call(up, cell, body, gw.policy)
+        got = await gw.budgets.call(cell, call(up, cell, body, gw.policy))   # within the cell's time budget
+        if isinstance(got, tuple):
+            resp, attempts, err = got
+        else:   # the budget ran out first: an Attempts saying so
+            resp, attempts, err = None, got.attempts, got.error
         if err is not None:
             error, status = str(err), err.status
         elif gw.mode == "record":
@@ -222,7 +229,7 @@ async def answer(gw, cell: Cell, body, record_type, error_reply) -> tuple[int, d
         cached=cached, attempts=max(attempts, 1 if not cached else 0),
         prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=0, key=key, step="embeddings",
         error=error, usage=resp is None or "prompt_tokens" in usage,
-        reply_fit=None if resp is None else "not asked"))
+        reply_fit=None if resp is None else "not asked", **gw.observe(cell, "embeddings", body, resp)))
     if error is not None:
         return _error(status, error)
     return 200, resp

@@ -237,13 +237,14 @@ class FaultyUpstream:
             raise AttributeError(name)
         return getattr(self.inner, name)
 
-    def scope(self, cell: Cell) -> str:
-        return self.inner.scope(cell)
+    def scope(self, *cell) -> str:   # a chat upstream's scope takes the cell, an embedding upstream's none
+        return self.inner.scope(*cell)
 
     async def aclose(self):
         await self.inner.aclose()
 
-    async def complete(self, cell: Cell, body: dict) -> dict:
+    async def _transport(self, cell: Cell, body: dict) -> tuple[str | None, str, int, int]:
+        """Decide this attempt's fault and raise the transport ones; (kind, key, attempt, occurrence)."""
         call_no, attempt = ATTEMPT.get()
         key = request_key(body)
         occ = self._occurrence_of((cell.case, cell.metric), key, call_no)
@@ -261,11 +262,21 @@ class FaultyUpstream:
         if kind == "timeout":
             await asyncio.sleep(self.hang_s)
             raise UpstreamError(f"injected fault: the judge hung for {self.hang_s:g}s", status=504)
+        return kind, key, attempt, occ
+
+    async def complete(self, cell: Cell, body: dict) -> dict:
+        kind, key, attempt, occ = await self._transport(cell, body)
         resp = await self.inner.complete(cell, body)
         if kind is None:
             return resp
         _, u2 = _uniforms(self.seed, cell.case, cell.metric, key, attempt, occ)
         return _with_content(resp, kind, u2)
+
+    async def embed(self, cell: Cell, body: dict) -> dict:
+        """An embedding request (``/v1/embeddings``): the same transport faults (500, 429, a hang) as a chat
+        request; a content fault has no text to corrupt there, and the vectors pass as they came."""
+        await self._transport(cell, body)
+        return await self.inner.embed(cell, body)
 
     def _occurrence_of(self, cell: tuple[str, str], key: str, call_no: int) -> int:
         """0 for the first request with this key in the cell (case, metric), 1 for the next, ...; every

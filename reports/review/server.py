@@ -7,6 +7,8 @@ API (``reviewer`` is a query parameter on every call; the command line's ``--rev
 - ``GET /api/answer/{pos}``: the answer at ``pos`` (question, passages, answer), the reviewer's latest labels
   (or the starting claims), what the run's metrics said (the page hides it until asked), and, with
   ``adjudicate=1``, every other reviewer's labels;
+- a save with ``adjudicate=1`` by a reviewer who never labelled that answer, on an answer two others finished,
+  records the reviewer as an adjudicator in the labels file (not a rater: see :mod:`.reviewers`);
 - ``PUT /api/answer/{pos}``: save the reviewer's labels of that answer (checked first; 400 with the field
   otherwise); the save is on disk when the reply comes;
 - ``GET /api/disagreements``: the reviewers' kappa and the answers to adjudicate.
@@ -162,10 +164,22 @@ async def _save(request):
     except (ValueError, KeyError, TypeError) as e:
         return web.json_response({"error": " ".join(str(e).split())}, status=400)
     try:
+        if request.query.get("adjudicate") and _third_party(store, who, pick.case_id):
+            store.add_adjudicator(who)   # settling others' labels on an answer they never labelled: not a rater
         at = store.save(who, pick.case_id, state)
     except sqlite3.Error as e:   # a file that cannot be written: say so, never "saved"
         return web.json_response({"error": f"the labels file {store.path} cannot be written ({e})"}, status=503)
     return web.json_response({"saved_at": at, "done": A.answer_done(state), "progress": _progress(store, who)})
+
+
+def _third_party(store: LabelStore, who: str, case_id: str) -> bool:
+    """Is ``who`` saving, in adjudication mode, an answer two or more other reviewers finished and ``who`` never
+    labelled? Then ``who`` is adjudicating (a reviewer who follows a disagreement link to mend their own labels
+    has labelled the answer before, and stays a rater)."""
+    latest = store.latest()
+    if case_id in latest.get(who, {}):
+        return False
+    return sum(A.answer_done(s.get(case_id)) for r, s in latest.items() if r != who) >= 2
 
 
 async def _disagreements(request):
@@ -173,7 +187,7 @@ async def _disagreements(request):
     picks = store.picks()
     order = [p.case_id for p in picks]
     texts = {cid: store.case_json(cid)["answer"] for cid in order}
-    k = R.compare(order, texts, store.latest())
+    k = R.compare(order, texts, store.latest(), adjudicators=store.adjudicators())
     return web.json_response(asdict(k))
 
 

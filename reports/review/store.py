@@ -134,6 +134,25 @@ class LabelStore:
                                  json.dumps(cases[p.case_id], ensure_ascii=False),
                                  json.dumps(verdicts.get(p.case_id) or {}, ensure_ascii=False)))
 
+    def append_wave(self, picks: list[Pick], cases: dict[str, dict], verdicts: dict[str, dict], wave: dict) -> None:
+        """Add a later wave of the sample (``harness review --next``) after the answers already drawn; the meta's
+        ``waves`` (``[{"start", "size", ...}]``) records where each wave starts, so the design weights can combine
+        them (:mod:`reports.review.waves`)."""
+        have = self.picks()
+        taken = {p.case_id for p in have}
+        if any(p.case_id in taken for p in picks):
+            raise ValueError("a later wave cannot draw an answer already in the sample")
+        waves = self.meta().get("waves") or [{"start": 0, "size": len(have)}]
+        waves.append({**wave, "start": len(have), "size": len(picks)})
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('waves', ?)", (json.dumps(waves),))
+            for k, p in enumerate(picks):
+                self.db.execute("INSERT INTO sample VALUES (?, ?, ?, ?, ?, ?)",
+                                (len(have) + k, p.case_id, p.probability, p.disagreement,
+                                 json.dumps(cases[p.case_id], ensure_ascii=False),
+                                 json.dumps(verdicts.get(p.case_id) or {}, ensure_ascii=False)))
+
     def picks(self) -> list[Pick]:
         """The sample, in review order."""
         rows = self.db.execute("SELECT case_id, probability, disagreement FROM sample ORDER BY pos")
@@ -167,6 +186,17 @@ class LabelStore:
             if reviewer is None or r == reviewer:
                 out.setdefault(r, {})[cid] = {**json.loads(state), "saved_at": at}
         return out
+
+    def adjudicators(self) -> list[str]:
+        """The reviewers named as adjudicators of this sample (``harness review --adjudicator NAME``): their labels
+        settle the other reviewers' disagreements and they are not counted as raters."""
+        return list(self.meta().get("adjudicators") or [])
+
+    def add_adjudicator(self, name: str) -> None:
+        """Record ``name`` as an adjudicator (kept; naming someone twice changes nothing)."""
+        names = self.adjudicators()
+        if name not in names:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('adjudicators', ?)", (json.dumps(names + [name]),))
 
     def reviewers(self) -> list[str]:
         return [r for (r,) in self.db.execute("SELECT DISTINCT reviewer FROM labels ORDER BY reviewer")]
