@@ -97,10 +97,12 @@ def _run(store, args) -> int:
     if not store.has_sample():
         _draw(store, args)
     if getattr(args, "adjudicator", None):
-        from reports.review.server import NAME as VALID  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+        from reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
-        if not VALID.match(args.adjudicator):
-            raise BadInput(f"--adjudicator {args.adjudicator!r}: expected 1-64 letters, digits, spaces or . @ - _")
+        try:
+            args.adjudicator = reviewer_name(args.adjudicator)   # "carol\n" is carol, as for --reviewer
+        except ValueError as e:
+            raise BadInput(f"--adjudicator {e}") from None
         store.add_adjudicator(args.adjudicator)
     elif args.source:
         meta = store.meta()
