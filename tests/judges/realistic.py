@@ -49,7 +49,8 @@ What else real servers do (issue 37), each off unless asked, in every mode:
   the same prompts (DeepEval's two metrics); ``GET /<secret>/<lane>/stats`` answers that lane's books.
 
 - ``forget``: vendors whose prompts the judge does not know (a real model that does not follow them): it
-  answers their requests as any prompt it cannot read (:data:`NOT_UNDERSTOOD`, counted ``unrecognised``).
+  answers their requests with a JSON object that says so, ``{"answer": NOT_UNDERSTOOD}`` (JSON, as a
+  server honouring ``json_object`` makes any model write), counted as step ``forgotten.<vendor>``.
 
 The books also keep every request body per vendor (``bodies``: vendor, from the recognised step, ->
 sha256 of the body's JSON with keys sorted -> count), so a parity test can compare what two clients sent.
@@ -302,7 +303,7 @@ class RealisticJudge:
         try:
             a = self.answer(msgs, f":{fmt['type']}:{fmt.get('name')}" if fmt else "")
             if a is not None and a.step.split(".")[0] in self.forget:
-                a = None
+                a = steps.Answer(f"forgotten.{a.step.split('.')[0]}", {"answer": NOT_UNDERSTOOD}, clean=True)
             if self.sampling is not None:
                 a = self.sampling.vary(a, h, body)
         except Exception:  # noqa: BLE001 - a judge bug: answered like an unknown prompt, counted
