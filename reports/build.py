@@ -23,6 +23,8 @@ from reports.model import (
     matrix,
     stability,
     stats,
+    team_section,
+    weighted_agreement,
 )
 from reports.model.data import load_run, metric_classes
 from reports.model.divergence import DEFAULT_THRESHOLD
@@ -55,6 +57,15 @@ class Report:
     """Judge stability across repeats (``reports.model.stability.compute``)."""
     frontier: object = None
     """The cost-quality frontier (``reports.model.frontier.compute``)."""
+    labels: object = None
+    """Where the team's labels came from (``reports.review.team.Provenance``), when ``--labels`` gave them."""
+    weighted: list | None = None
+    """Agreement weighted by inclusion probability (``reports.model.weighted_agreement``), for a review's sample."""
+    card_notes: dict = field(default_factory=dict)
+    """metric -> the line its card carries in this report (agreement with the team's labels)."""
+    estimates: dict | None = None
+    """metric -> ``reports.model.decision.Standing`` from another estimator, read by the decision table and the
+    frontier instead of the plain agreement (the hook ``decision.standings`` documents); None: the plain one."""
 
     @property
     def names(self) -> dict[str, str]:
@@ -78,8 +89,9 @@ class Built:
         return [d.line(self.report.shorts) for d in self.report.divergences[:n]]
 
 
-def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
-    """All sections of the report for one run."""
+def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
+    """All sections of the report for one run; ``labels`` (``reports.review.team.TeamLabels``, already on
+    ``data``'s cases: ``reports.review.team.apply``) adds where they came from and the weighted figures."""
 
     cells = matrix.build(data)
     shorts = {m: data.info[m].short_name for m in data.metrics}
@@ -89,6 +101,11 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
 
     rep.agreement = agreement.compute(data)
     rep.extra = extra_sections(data, rep.names, rep.agreement)
+    if labels is not None:
+        rep.labels = labels.provenance
+        rep.weighted = weighted_agreement.compute(data, labels.weights) if labels.weights else None
+        team_section.add_to(rep.extra, rep.labels, rep.weighted, rep.names)
+        rep.card_notes = team_section.card_notes(rep.labels, rep.agreement)
     rep.stability = stability.compute(data)
     rep.decision = decision.compute(rep)
     rep.frontier = frontier.compute(rep)
@@ -109,15 +126,23 @@ def extra_sections(data, names: dict[str, str], agreement_results: list) -> list
 
 
 def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRESHOLD,
-          cases_path: str | None = None, runs_dir: str = "reports/out", prices: dict | None = None) -> Built:
+          cases_path: str | None = None, runs_dir: str = "reports/out", prices: dict | None = None,
+          labels: str | None = None, reviewers: list[str] | None = None) -> Built:
     """Build and write the report of RUN (a run directory, a store path, or a run id under ``runs_dir``);
-    ``prices`` (``harness.judge.accounting.prices_from_args``) replaces the price table the run recorded."""
+    ``prices`` (``harness.judge.accounting.prices_from_args``) replaces the price table the run recorded;
+    ``labels`` (a labels file of harness review, or annotated cases) puts a team's labels on the run's
+    stored cells (:mod:`reports.review.team`; ValueError naming the file for bad labels)."""
 
     data = load_run(run, runs_dir, cases_path)
     if prices is not None:
         data.spec["prices"] = prices
     register_judge_key(data.spec)
-    rep = compute(data, threshold)
+    team = None
+    if labels is not None:
+        from reports.review import team as team_labels  # noqa: PLC0415 - lazy: only with --labels
+
+        data, team = team_labels.apply(data, team_labels.load(labels, data.cases, data.run_id, reviewers))
+    rep = compute(data, threshold, team)
     out = out_dir or data.run_dir
     os.makedirs(out, exist_ok=True)
     html_path, md_path = os.path.join(out, "index.html"), os.path.join(out, "report.md")

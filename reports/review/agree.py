@@ -47,16 +47,21 @@ def with_labels(data, labels_path: str, reviewers: list[str] | None = None):
 
 
 def run(args) -> int:
-    """Print (or ``--json``) both sets of figures."""
+    """Print (or ``--json``) both sets of figures; the labels are a review's labels file or annotated cases
+    (:mod:`reports.review.team`)."""
+    from reports.review import team  # noqa: PLC0415 - lazy: the labels' loader
+
     data = load_run(args.run, args.out, args.cases)
     reviewers = [r.strip() for r in (args.reviewers or "").split(",") if r.strip()] or None
-    data, lab, weights = with_labels(data, args.labels, reviewers)
+    data, lab = team.apply(data, team.load(args.labels, data.cases, data.run_id, reviewers))
+    prov = lab.provenance
     results = agreement.compute(data)
-    weighted = W.compute(data, weights)
+    weighted = W.compute(data, lab.weights) if lab.weights else []
     if args.json:
         doc = agreement.as_json(data, results)
-        doc["labels"] = {"file": args.labels, "labelled": len(lab.cases), "sample": len(lab.picks),
-                         "left_out": lab.left_out, "reviewers": sorted(set(lab.chosen.values()))}
+        doc["labels"] = {"file": args.labels, "kind": prov.kind, "labelled": prov.labelled, "sample": prov.drawn,
+                         "unlabelled": prov.unlabelled, "left_out": prov.left_out,
+                         "reviewers": sorted(prov.chosen), "saved": [prov.first, prov.last]}
         doc["weighted"] = {w.metric: {"n": w.n, "base_rate": w.base_rate, "accuracy": w.accuracy,
                                       "balanced_accuracy": w.balanced_accuracy, "kappa": w.kappa,
                                       **{f"{k}_ci": list(v) for k, v in w.ci.items()}, "rule": w.rule}
@@ -64,12 +69,11 @@ def run(args) -> int:
         print(json.dumps(doc, indent=2, sort_keys=True, allow_nan=False))
         return 0
     names = {m: data.info[m].short_name for m in data.metrics}
-    left = ", ".join(f"{n} {why}" for why, n in lab.left_out.items()) or "none"
-    print(f"labels: {args.labels}: {len(lab.cases)} labelled answers of a sample of {len(lab.picks)} "
-          f"(left out: {left}); labels by {', '.join(sorted(set(lab.chosen.values()))) or 'nobody yet'}")
+    print(prov.text())
     print(agreement_section.terminal(data, results, names))
-    print()
-    print(weighted_text(weighted, names))
+    if weighted:
+        print()
+        print(weighted_text(weighted, names))
     return 0
 
 
