@@ -47,7 +47,8 @@ def test_html_and_markdown_lead_with_the_decision(canonical):
     from reports.render.markup import m
 
     assert "| " + m("definition ceiling (reference judge): balanced accuracy [95% CI], target hallucinated") + " |" in md
-    assert "| " + m("inhouse.span 0.90 [0.62, 1.00] n=21, 52% ungrounded") + " |" in row
+    assert "| " + m("inhouse.span 0.90 [0.62, 1.00] n=21, 52% ungrounded; ") in row
+    assert re.search(r"; \d+\.\d judge calls, [\d,]+ tokens per answer \|", row), row   # and its cost
     assert "[Behaviour facts](#behaviour-facts)" in row and "agreement with labels (balanced accuracy)" not in md
 
 
