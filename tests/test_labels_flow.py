@@ -180,7 +180,7 @@ def test_a_cheapest_metric_at_chance_is_not_recommended(world, tmp_path):
     assert not standings(rep)[best].at_chance
     # the recommendation names its figures: agreement with interval and n, then cost per answer
     s = standings(rep)[best]
-    assert cheap.agreement.startswith(f"{rep.shorts[best]} {s.text()}; ") and "judge calls" in cheap.agreement
+    assert cheap.agreement.startswith(f"{rep.shorts[best]} {s.text()}, at ") and " judge calls and " in cheap.agreement
     assert "not recommended, agreement interval reaching chance" in cheap.why and "similarity 0.50" in cheap.why
     for n in rep.decision.needs:
         assert all(not standings(rep)[m].at_chance for m in n.recommended), n

@@ -47,8 +47,8 @@ def test_html_and_markdown_lead_with_the_decision(canonical):
     from reports.render.markup import m
 
     assert "| " + m("definition ceiling (reference judge): balanced accuracy [95% CI], target hallucinated") + " |" in md
-    assert "| " + m("inhouse.span 0.90 [0.62, 1.00] n=21, 52% ungrounded; ") in row
-    assert re.search(r"; \d+\.\d judge calls, [\d,]+ tokens per answer \|", row), row   # and its cost
+    assert "| " + m("inhouse.span 0.90 [0.62, 1.00] n=21, 52% ungrounded, at ") in row
+    assert re.search(r", at \d+\.\d judge calls and [\d,]+ tokens per answer \|", row), row   # and its cost
     assert "[Behaviour facts](#behaviour-facts)" in row and "agreement with labels (balanced accuracy)" not in md
 
 
@@ -91,8 +91,8 @@ def test_agreement_shown_when_known(canonical, monkeypatch):
     from reports.render.markup import m
 
     # each recommendation names the figures it rests on: agreement with its interval and n, then cost
-    assert re.search(re.escape(m("inhouse.span 0.91 [0.80, 0.97] n=60, 50% ungrounded; ")) + r"\d+\.\d judge calls, "
-                     r"[\d,]+ tokens per answer; " + re.escape(m("trulens.cite 0.60 [0.52, 0.74] n=60")), md), md
+    assert re.search(re.escape(m("inhouse.span 0.91 [0.80, 0.97] n=60, 50% ungrounded, at ")) + r"\d+\.\d judge calls "
+                     r"and [\d,]+ tokens per answer; " + re.escape(m("trulens.cite 0.60 [0.52, 0.74] n=60")), md), md
 
 
 def test_a_run_without_the_probe_cases_reads_the_cards(tmp_path):

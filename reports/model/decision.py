@@ -195,12 +195,13 @@ def needs(rep) -> list[Need]:
     span = [m for m in strict if no(m, "credits-inference") and d.info[m].unit in PER_CLAIM_UNITS]
     citation = [m for m in d.metrics if yes(m, "checks-citation")]
     priced = [m for m in strict if m in costs]
-    cheap, passed = rank(fit(priced), rep, lambda m: (costs[m].calls, costs[m].tokens, order[m]))
+    cheap, passed = rank(priced, rep, lambda m: (costs[m].calls, costs[m].tokens, order[m]))
+    cheap = fit(cheap)
     abstain = [m for m in d.metrics if yes(m, "passes-correct-refusal") and no(m, "passes-over-refusal")]
     german_all = [m for m in strict if yes(m, "non-english")]
-    german, _ = rank(fit(german_all), rep, by_agreement)
+    german = fit(rank(german_all, rep, by_agreement)[0])
     lenient = [m for m in d.metrics if yes(m, "passes-unstated")]
-    span_kept, _ = rank(fit(span), rep, by_agreement)
+    span_kept = fit(rank(span, rep, by_agreement)[0])
     facts_ev = ("facts", FACTS_TITLE)
     agree_ev = ("agreement", agreement_heading(d.is_reference)) if agree else None
     cost_ev = ("frontier", FRONTIER_TITLE)
@@ -253,11 +254,11 @@ def _settled(n: Need, agree: dict[str, Standing], short: dict[str, str], costs: 
 
 
 def _cost(c) -> str:
-    """The cost a recommendation rests on, e.g. ``; 2.0 judge calls, 1,234 tokens per answer``."""
+    """The cost a recommendation rests on, e.g. ``, at 2.0 judge calls and 1,234 tokens per answer``."""
     if c is None:
         return ""
-    money = f", {c.money_per_answer:.3g} money" if c.money_per_answer is not None else ""
-    return f"; {c.calls:.1f} judge calls, {c.tokens:,.0f} tokens{money} per answer"
+    money = f" ({c.money_per_answer:.3g} money)" if c.money_per_answer is not None else ""
+    return f", at {c.calls:.1f} judge calls and {c.tokens:,.0f} tokens{money} per answer"
 
 
 def label_first(data) -> str:
