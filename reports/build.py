@@ -108,6 +108,10 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
         rep.card_notes = team_section.card_notes(rep.labels, rep.agreement)
     rep.stability = stability.compute(data)
     rep.decision = decision.compute(rep)
+    if rep.labels is not None:   # the table's figures rest on the team's labels: say whose
+        p = rep.labels
+        rep.decision.note = (f"{rep.decision.note} Agreement on the team's labels: {p.path}, {p.labelled} labelled "
+                             f"answers, {p.unlabelled} drawn but not labelled.").strip()
     rep.frontier = frontier.compute(rep)
     more = [stability.section(rep.stability, rep.names), frontier.section(rep.frontier, rep.names)]
     rep.extra = ([facts.section(facts.merged(data, cells), data.metrics, rep.names)] + rep.extra

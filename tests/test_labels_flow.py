@@ -182,6 +182,8 @@ def test_a_cheapest_metric_at_chance_is_not_recommended(world, tmp_path):
     s = standings(rep)[best]
     assert cheap.agreement.startswith(f"{rep.shorts[best]} {s.text()}, at ") and " judge calls and " in cheap.agreement
     assert "not recommended, agreement interval reaching chance" in cheap.why and "similarity 0.50" in cheap.why
+    assert (f"Agreement on the team's labels: {world['labels']}, {LABELLED} labelled answers, {SAMPLE - LABELLED} "
+            "drawn but not labelled.") in rep.decision.note
     for n in rep.decision.needs:
         assert all(not standings(rep)[m].at_chance for m in n.recommended), n
 
