@@ -129,6 +129,8 @@ def test_before_labels_nothing_is_recommended_and_the_review_command_is_given(wo
     assert f"then harness report {run} --labels {run}/labels.sqlite" in rep.decision.note
     md = open(built.md_path, encoding="utf-8").read()
     assert "none yet: no answer of this run is labelled" in md and "Label 24 answers first" in md
+    rc, out, err = harness("report", run, "--report-dir", str(tmp_path / "t"))
+    assert rc == 0 and "decision: No answer of this run is labelled" in out and "--sample 24" in out, err
 
 
 def test_report_with_a_labels_file_shows_agreement_with_those_labels(world, tmp_path):

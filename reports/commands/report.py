@@ -109,8 +109,13 @@ def _labels_in(args) -> bool:
 
 
 def print_labels(built) -> None:
-    """Where the report's labels came from, and what agreement the decision rests on (with ``--labels``)."""
+    """Where the report's labels came from, and the decision table on them (with ``--labels``); with no
+    label at all, the answers to label first and the command that draws them."""
+    from reports.model.decision import label_first, standings  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
     prov = built.report.labels
+    if not standings(built.report):   # nothing to decide on yet: say what to label, and how
+        print(f"decision: {label_first(built.report.data)}")
     if prov is None:
         return
     print(prov.text())
