@@ -19,9 +19,9 @@ from harness.cases.importers import cli as import_
 from harness.cli import judge, metrics, run, validate
 from harness.core.errors import BadInput
 
-from reports.commands import agree, cards, check, compare, export, report, review, run_report
+from reports.commands import agree, calibrate, cards, check, compare, export, report, review, run_report
 
-COMMANDS = (run, metrics, report, review, agree, cards, check, compare, export, import_, validate, judge)
+COMMANDS = (run, metrics, report, review, agree, calibrate, cards, check, compare, export, import_, validate, judge)
 """Subcommands, in the order ``--help`` lists them (each module's ``NAME``, else its module name).
 Adding one: a module, and an entry here."""
 EXTENSIONS = (run_report,)
@@ -63,11 +63,13 @@ def version() -> str:
 def main(argv: list[str] | None = None) -> int:
     """The CLI; everything it prints (and every library it drives prints) passes the secret scrubber."""
     from harness.core.redact import ScrubbingStream  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.metric.vendor_env import switches  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)
     try:
-        return _main(argv)
+        with switches():   # the vendor switches for this command (and the workers it starts); the caller's after
+            return _main(argv)
     finally:
         sys.stdout, sys.stderr = saved
 

@@ -102,7 +102,7 @@ def store_facts(store: str, t0: float) -> dict:
     finally:
         db.close()
     finished = sorted(c[6] for c in cells)
-    ready = max((w["ready"] for w in startup), default=None)
+    ready = max((w["ready"] for w in startup if w.get("ready") is not None), default=None)
     vendored = {m for w in startup for m in w["metrics"]}
     vendor_cells = sorted(c[6] for c in cells if c[1] in vendored)
     return {"cells": len(cells), "calls": sum(c[3] for c in cells), "upstream_attempts": upstream,
@@ -320,7 +320,8 @@ def main() -> None:
     same = all(_comparable(r["store"]) == _comparable(one["store"]) for rs in runs.values() for r in rs)
     rates = {k: " / ".join(f"{r['steady_rate']:.1f}" for r in rs) for k, rs in runs.items()}
     whole = {k: min(r["wall"] for r in rs) for k, rs in runs.items()}
-    imports = {k: ", ".join(f"{f['import_s']:.1f} s ({f['import_cpu_s']:.1f} s CPU; cores {f.get('cores')})"
+    imports = {k: ", ".join((f"{f['import_s']:.1f} s ({f['import_cpu_s']:.1f} s CPU; cores {f.get('cores')})"
+                             if f.get("import_s") is not None else "unfinished (out of cells first)")
                             for f in b["startup"]) for k, b in best.items()}
     print(f"CPU-bound (zero latency, all metrics, {one['cells']} cells, runs alternated 1, {cores}, {cores} "
           f"with --no-pin, three times; steady rate: the cells of the metrics with a vendor stack, 5th to 95th "

@@ -7,14 +7,14 @@ private thread with its own loop, because ``asyncio.run`` cannot nest. It is the
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import importlib
-import json
 import os
 import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+
+from harness.cases.sets import case_set  # noqa: F401 - re-exported: harness.api.case_set
 
 RUN_OPTIONS = ("cache_mode", "cache_path", "concurrency", "out_dir", "run_id", "progress", "cell_timeout_s",
                "retry_attempts", "call_timeout_s")
@@ -115,15 +115,18 @@ def evaluate(cases, metrics=None, judge=None, *, report=True, divergence_thresho
     unknown = sorted(set(options) - set(RUN_OPTIONS))
     if unknown:
         raise TypeError(f"evaluate() got unknown option(s) {', '.join(unknown)}; known: {', '.join(RUN_OPTIONS)}")
+    from harness.metric.vendor_env import switches  # noqa: PLC0415 - lazy: importing harness loads nothing
     from harness.run.runner import RunOptions  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     options.setdefault("out_dir", default_out_dir())
-    opts = RunOptions(cases=case_set(cases), metrics=metric_names(metrics), judge=judge_config(judge), **options)
-    if opts.judge.is_reference:
-        from harness.judge.reference import refuse_unannotated  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    # the vendor switches (telemetry off, no dotenv, ...) hold for this call only: the caller's environment after
+    with switches():
+        opts = RunOptions(cases=case_set(cases), metrics=metric_names(metrics), judge=judge_config(judge), **options)
+        if opts.judge.is_reference:
+            from harness.judge.reference import refuse_unannotated  # noqa: PLC0415 - lazy: importing harness loads nothing
 
-        refuse_unannotated(opts.cases, API_HINT)
-    result = in_own_loop(_evaluate, opts, report, divergence_threshold)
+            refuse_unannotated(opts.cases, API_HINT)
+        result = in_own_loop(_evaluate, opts, report, divergence_threshold)
     if opts.progress:
         print(f"harness: run {result.run_id} stored in {result.run_dir}", file=sys.stderr)
     return result
@@ -185,38 +188,6 @@ def report_builder(report):
         return None
     module, _, name = DEFAULT_REPORT_BUILDER.partition(":")
     return getattr(importlib.import_module(module), name)
-
-
-def case_set(cases):
-    """A :class:`harness.cases.load.CaseSet` from a path, a CaseSet, a list of dicts or a DataFrame."""
-    from harness.cases.columns import dialect, rows_of, to_case_object  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.cases.defaults import resolve_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.cases.load import CaseSet, load_cases, parse_case  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
-    if isinstance(cases, CaseSet):
-        return cases
-    if isinstance(cases, (str, os.PathLike)):
-        return load_cases(resolve_cases(os.fspath(cases)))
-    from harness.cases.importers.rows import RowProblem  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
-    rows = rows_of(cases)
-    if not rows:
-        raise ValueError("no cases given")
-    names = dialect(rows[0].keys())
-    objs, parsed, seen = [], [], set()
-    for i, row in enumerate(rows, start=1):
-        try:
-            obj = to_case_object(row, i, names)
-        except RowProblem as p:
-            raise ValueError(f"case {i}, field {p.fld}: {p.msg}") from None
-        parsed.append(parse_case(obj, f"case {i} ({obj['id']})"))
-        if obj["id"] in seen:
-            raise ValueError(f"case {i}, field id: duplicate id {obj['id']!r}")
-        seen.add(obj["id"])
-        objs.append(obj)
-    digest = hashlib.sha256("\n".join(json.dumps(o, sort_keys=True, ensure_ascii=False, default=str)
-                                      for o in objs).encode()).hexdigest()
-    return CaseSet(f"<{type(cases).__name__} of {len(objs)} {names} rows>", tuple(parsed), digest)
 
 
 def metric_names(metrics) -> list[str]:

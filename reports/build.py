@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 
 from harness.core.redact import register_judge_key, scrub
+from harness.core.terminal import printable
 
 from reports.model import (
     agreement,
@@ -24,7 +25,6 @@ from reports.model import (
     stability,
     stats,
     team_section,
-    weighted_agreement,
 )
 from reports.model.data import load_run, metric_classes
 from reports.model.divergence import DEFAULT_THRESHOLD
@@ -59,8 +59,6 @@ class Report:
     """The cost-quality frontier (``reports.model.frontier.compute``)."""
     labels: object = None
     """Where the team's labels came from (``reports.review.team.Provenance``), when ``--labels`` gave them."""
-    weighted: list | None = None
-    """Agreement weighted by inclusion probability (``reports.model.weighted_agreement``), for a review's sample."""
     card_notes: dict = field(default_factory=dict)
     """metric -> the line its card carries in this report (agreement with the team's labels)."""
     estimates: dict | None = None
@@ -91,7 +89,8 @@ class Built:
 
 def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
     """All sections of the report for one run; ``labels`` (``reports.review.team.TeamLabels``, already on
-    ``data``'s cases: ``reports.review.team.apply``) adds where they came from and the weighted figures."""
+    ``data``'s cases: ``reports.review.team.apply``) adds where they came from; a review's design weights
+    (``data.label_weights``, set by :func:`build`) add the estimates block."""
 
     cells = matrix.build(data)
     shorts = {m: data.info[m].short_name for m in data.metrics}
@@ -103,8 +102,7 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
     rep.extra = extra_sections(data, rep.names, rep.agreement)
     if labels is not None:
         rep.labels = labels.provenance
-        rep.weighted = weighted_agreement.compute(data, labels.weights) if labels.weights else None
-        team_section.add_to(rep.extra, rep.labels, rep.weighted, rep.names)
+        team_section.add_to(rep.extra, rep.labels, None, rep.names)   # the weighted figures: the estimates block
         rep.card_notes = team_section.card_notes(rep.labels, rep.agreement)
     rep.stability = stability.compute(data)
     rep.decision = decision.compute(rep)
@@ -122,11 +120,27 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
 def extra_sections(data, names: dict[str, str], agreement_results: list) -> list:
     """The agreement section, then each metric's own sections (its ``report_sections``, in display order),
     as ``reports.model.blocks.Block``."""
-    blocks = [agreement_section.section(data, agreement_results, names)]
+    blocks = [agreement_section.section(data, agreement_results, names), label_estimates_block(data, names)]
     for cls in metric_classes(data):
         if cls.report_sections is not None:
             blocks += cls.report_sections(data)
     return [b for b in blocks if b is not None]
+
+
+def label_estimates_block(data, names: dict[str, str]):
+    """The design-weighted estimates over the whole run, when the run's labels come from a review sample: the
+    caller that puts a labels file into the run sets ``data.label_weights`` (case id -> 1 / inclusion
+    probability, :func:`reports.review.waves.design_weights`) and ``data.label_source`` (where the labels came
+    from); None otherwise (a fully annotated run's agreement section already covers every answer)."""
+    from reports.model import estimates_section, label_estimates  # noqa: PLC0415 - only with a review's labels
+
+    weights = getattr(data, "label_weights", None)
+    if not weights:
+        return None
+    results = label_estimates.compute(data, weights)
+    return estimates_section.section(results, label_estimates.plan(data, weights, results), names,
+                                     getattr(data, "label_source", "a review sample"),
+                                     getattr(data, "label_human", None), getattr(data, "label_alt", None))
 
 
 def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRESHOLD,
@@ -146,19 +160,26 @@ def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRES
         from reports.review import team as team_labels  # noqa: PLC0415 - lazy: only with --labels
 
         data, team = team_labels.apply(data, team_labels.load(labels, data.cases, data.run_id, reviewers))
+        if team.weights:   # a review's sample: the design-weighted estimates block (label_estimates_block)
+            from reports.review.estimates import human_and_alt  # noqa: PLC0415 - lazy: only with a labels file
+
+            p = team.provenance
+            data.label_weights = team.weights
+            data.label_source = f"{p.path}, {p.labelled} labelled answers of {p.drawn} drawn"
+            data.label_human, data.label_alt = human_and_alt(data, labels, reviewers)
     rep = compute(data, threshold, team)
     out = out_dir or data.run_dir
     os.makedirs(out, exist_ok=True)
     html_path, md_path = os.path.join(out, "index.html"), os.path.join(out, "report.md")
     with open(html_path, "w", encoding="utf-8") as fh:
-        fh.write(scrub(html.render(rep)))
+        fh.write(printable(scrub(html.render(rep))))   # control characters of case ids and replies: escaped
     with open(os.path.join(out, "cost.png"), "wb") as fh:   # the Markdown links it relatively
         fh.write(rep.cost_png)
     for name, text in files(rep.extra).items():   # the plots the Markdown links, beside it
         with open(os.path.join(out, name), "w", encoding="utf-8") as fh:
             fh.write(text)
     with open(md_path, "w", encoding="utf-8") as fh:
-        fh.write(scrub(markdown.render(rep, images={"cost": "cost.png"})))
+        fh.write(printable(scrub(markdown.render(rep, images={"cost": "cost.png"}))))
     return Built(html_path, md_path, rep)
 
 

@@ -19,6 +19,9 @@ export UV_LINK_MODE=copy
 # compiles only what has no up-to-date .pyc, so a sync that changed nothing costs a stat per file.
 unset UV_COMPILE_BYTECODE
 PY=$(command -v python3.11 || command -v python3)
+# the interpreter itself, not a launcher: a pyenv shim (or any wrapper) names another path than the one the venv
+# records, and uv would then replace the whole venv on every sync instead of syncing the difference
+PY=$("$PY" -c 'import os, sys; print(os.path.realpath(sys.executable))')
 if [ ! -x "$TOOLS/bin/uv" ] || [ "$("$TOOLS/bin/uv" --version | cut -d' ' -f2)" != "$UV_VERSION" ]; then
   echo "setup: installing uv $UV_VERSION into $TOOLS/" >&2
   "$PY" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \

@@ -11,6 +11,11 @@ if ROOT not in sys.path:
 # for every test (a worker process would import them again per run), and the suite's timing stays what it
 # was. Subprocesses inherit it. tests/test_workers_default.py unsets it to test the default itself.
 os.environ.setdefault("HARNESS_WORKERS", "1")
+# The suite is the harness's own process: the vendor switches (telemetry off, no dotenv, no hub) hold for the whole
+# session, before any test imports a vendor directly (the stock-usage scripts do). Importing harness sets none.
+from harness.metric.vendor_env import quiet_vendors  # noqa: E402 - after ROOT is on sys.path
+
+quiet_vendors()
 
 
 @pytest.fixture(scope="session")

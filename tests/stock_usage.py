@@ -8,6 +8,8 @@ directory is a temporary folder (DeepEval reads ``.env`` files from there):
 
     python stock_usage.py VENDOR MODEL CASES.json BASE_URL [BASE_URL ...]
 
+A base URL written ``METRIC=BASE_URL`` is scored with that metric only (a judge of its own per metric).
+
 ``CASES.json`` is a list of ``{"id", "question", "answer", "contexts": [str, ...]}``; each base URL is
 one judge (one server mode), scored in turn by the same process (the vendor stack is imported once).
 The script prints one JSON line, ``{"runs": {base_url: {metric: {case_id: [score, exception_type,
@@ -51,6 +53,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 KEY = "sk-stock-parity"
+ONLY: dict = {}
+"""base URL -> the one metric scored against it (``METRIC=BASE_URL`` arguments)."""
 PROJECT = ("harness", "adapters", "reports", "tests")
 """Top-level packages of the project: none may be imported here."""
 METRICS = {
@@ -115,7 +119,7 @@ def one_loop(urls: list[str], cases: list[dict], metrics: dict) -> dict:
     """Every (judge, metric, case) call of an async vendor in one event loop, :data:`CONCURRENCY` at a
     time, as an async application runs them (one loop: a second ``asyncio.run`` in one process leaves
     DeepEval state bound to a closed loop)."""
-    jobs = [(u, m, c) for u in urls for m in metrics for c in cases]
+    jobs = [(u, m, c) for u in urls for m in metrics if ONLY.get(u, m) == m for c in cases]
 
     async def main():
         gate = asyncio.Semaphore(CONCURRENCY)
@@ -197,13 +201,20 @@ def trulens_one(url: str, model: str, cases: list[dict]) -> dict:
             provider.citation_attribution_with_cot_reasons(c["question"], list(c["contexts"]), c["answer"])[0]
             if "[" in c["answer"] or not os.environ.get(MARKED_ONLY) else NotAsked(),
     }
+    jobs = {m: f for m, f in jobs.items() if ONLY.get(url, m) == m}
     with ThreadPoolExecutor(max_workers=3 * len(cases)) as pool:   # every case at once: retries sleep, not spin
         futures = {m: [pool.submit(call, lambda c=c, f=f: f(c)) for c in cases] for m, f in jobs.items()}
         return {m: [f.result() for f in fs] for m, fs in futures.items()}
 
 
 def main(argv: list[str]) -> int:
-    vendor, model, cases_path, *urls = argv
+    vendor, model, cases_path, *targets = argv
+    urls = []
+    for t in targets:
+        metric, sep, url = t.partition("=")
+        if sep and not metric.startswith("http"):
+            ONLY[url] = metric
+        urls.append(url if sep and not metric.startswith("http") else t)
     with open(cases_path, encoding="utf-8") as fh:
         cases = json.load(fh)
     runs = {}

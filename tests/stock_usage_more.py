@@ -111,7 +111,8 @@ VENDORS = {"phoenix": phoenix, "mlflow": mlflow, "opik": opik}
 
 
 def main(argv: list[str]) -> int:
-    vendor, model, cases_path, *urls = argv
+    vendor, model, cases_path, *targets = argv
+    urls = [t.partition("=")[2] if "=" in t and not t.startswith("http") else t for t in targets]   # METRIC=URL
     with open(cases_path, encoding="utf-8") as fh:
         cases = json.load(fh)
     runs = {url: VENDORS[vendor](url, model, cases) for url in urls}

@@ -119,3 +119,24 @@ def test_the_judge_recognised_every_request(parity):
     for b in books:
         # one call per answer but the empty one (Azure refuses it before calling)
         assert b["unrecognised"] == 0 and b["crashed"] == 0 and b["calls"] >= 23, b
+
+
+def test_azures_nan_under_a_judge_that_does_not_know_its_prompt_is_azures_own(tmp_path):
+    """Issue 37: against a judge that answers Azure's prompt in prose (it does not know it), Azure's own
+    documented usage returns NaN on every answer (its parser finds no ``score`` key and no ``<S2>`` tag),
+    and the harness records the same NaN as the vendor's: nothing of the harness's makes it (card:
+    degenerate inputs)."""
+    cases = load_cases(CANONICAL)
+    cases_json = plain_cases(cases, str(tmp_path / "cases.json"))
+    kind = {"mode": MODES[0]} if MODES[0] else {}
+    with realistic.serve(forget=("azure",), **kind) as stock_judge, \
+            realistic.serve(forget=("azure",), **kind) as harness_judge:
+        theirs = stock(stock_judge.url, cases_json, tmp_path / "stock")
+        ours = harness_cells(harness_judge.url, cases, str(tmp_path / "runs"), "forgotten")
+        assert stock_judge.stats()["unrecognised"] >= 23 and harness_judge.stats()["unrecognised"] >= 23
+    answered = [c.id for c in cases if c.answer]
+    assert len(answered) >= 23
+    assert [i for i in answered if not (theirs[i][1] is None and theirs[i][0] is not None
+                                        and math.isnan(theirs[i][0]))] == [], theirs
+    assert [i for i in answered if ours[i][0] != "vendor_nan"] == [], ours
+    assert all(compare(theirs[i], ours[i]) == "same" for i in theirs)

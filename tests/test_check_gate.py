@@ -55,6 +55,9 @@ def test_baseline_and_per_case_gates_name_what_failed(tmp_path, capsys):
     assert line.startswith("FAIL") and "paired case(s)" in line and changed[0] in line
     low, high = (float(x) for x in line.split("[")[1].split("]")[0].split(", "))
     assert low <= high < 0
+    # a failing case names why, from the metric's own unit verdicts (the claims it did not find support for)
+    case_line = next(ln for ln in out.splitlines() if ln.startswith("FAIL") and f"{changed[0]} / inhouse.span" in ln)
+    assert "not supported (4 of 4 unit(s)): 'The cookies" in case_line and "[not_found]" in case_line, case_line
     # a generous margin lets the same drop through
     assert main(["check", "worse", "--out", str(tmp_path), "--baseline", "base", "--max-drop", "0.9"]) == 0
     # JUnit: one test case per case and metric, the failing ones named, non-scores skipped
@@ -90,11 +93,29 @@ def test_canonical_is_grounded(groundedness):
 
 def test_weaker_answers_fail():
     assert_grounded({str(worse)!r}, {{"inhouse.span": 0.5}}, per_case=0.5, out_dir={str(tmp_path / "runs")!r})
+
+import json, pytest
+from harness.run.testing import case_params
+
+@pytest.mark.parametrize("case", case_params({str(worse)!r}))
+def test_each_answer(case):
+    assert_grounded(case, {{"inhouse.span": 0.5}}, out_dir={str(tmp_path / "items")!r})
+
+def test_rows_as_evaluate_takes_them():
+    rows = [json.loads(line) for line in open({str(CANONICAL)!r})][:3]
+    got = assert_grounded(rows, {{"inhouse.span": 0.0}}, out_dir={str(tmp_path / "rows")!r})
+    assert len(got.cells) == 3
 ''')
     r = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.run.testing", "-q", "-p", "no:cacheprovider",
                         str(suite)], capture_output=True, text=True, cwd=str(tmp_path), timeout=600,
                        env={**__import__("os").environ, "PYTHONPATH": ROOT})
-    assert "1 failed, 1 passed" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "FAILED test_team_rag.py::test_weaker_answers_fail" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "test_canonical_is_grounded FAILED" not in r.stdout and "::test_rows_as_evaluate_takes_them" not in r.stdout
+    # one item per case: each weakened case fails on its own, and the items of well-grounded cases pass
+    n_items = sum(1 for line in open(worse) if line.strip())
+    failed_items = r.stdout.count("FAILED test_team_rag.py::test_each_answer[")
+    assert all(f"FAILED test_team_rag.py::test_each_answer[{c}]" in r.stdout for c in changed)
+    assert len(changed) <= failed_items < n_items
     assert f"{changed[0]} / inhouse.span: 0.000 < 0.5" in r.stdout
 
 
@@ -131,3 +152,20 @@ def test_a_lower_is_better_metric_is_gated_in_its_own_direction(tmp_path, capsys
     assert got.failures({"opik.hallucination": 0.5, "inhouse.span": 0.3}) == []
     assert got.failures({"opik.hallucination": 0.2}, per_case=0.3) == [
         "opik.hallucination: mean 0.400 > (lower is better) 0.2", "a / opik.hallucination: 0.400 > (lower is better) 0.3 (why)"]
+
+
+def test_a_baseline_made_with_another_setup_is_refused_unless_allowed(tmp_path, capsys):
+    """A score change from the setup alone (here the similarity threshold; likewise the judge, a metric or vendor
+    version, injected faults) is not a regression: the gate says what differs and refuses, unless told."""
+    for run_id, extra in (("a", []), ("b", ["--similarity-threshold", "0.6"])):
+        assert main(["run", "--cases", CANONICAL, "--metrics", "baseline.similarity", "--out", str(tmp_path),
+                     "--run-id", run_id, "--no-progress", "--no-report", *extra]) == 0
+    capsys.readouterr()
+    assert main(["check", "b", "--out", str(tmp_path), "--baseline", "a"]) == 2
+    err = capsys.readouterr().err
+    assert "--baseline a ran with another setup than b: baseline.similarity arguments:" in err
+    assert "--allow-setup-change" in err and len(err.strip().splitlines()) == 1
+    rc = main(["check", "b", "--out", str(tmp_path), "--baseline", "a", "--allow-setup-change"])
+    out = capsys.readouterr().out
+    assert rc in (0, 1) and "baseline setup differs (--allow-setup-change): baseline.similarity arguments" in out
+    assert "baseline.similarity drop vs a" in out

@@ -140,10 +140,12 @@ def test_report_with_a_labels_file_shows_agreement_with_those_labels(world, tmp_
     assert _store_state(world["run"]) == before            # the stored cells reused: no judge call, no new cell
     unlabelled = SAMPLE - LABELLED
     assert (f"{LABELLED} labelled answers of {SAMPLE} drawn; {unlabelled} drawn but not labelled "
-            f"({unlabelled} not finished); labels taken from alice {LABELLED} (reviewers: alice); saved 20") in out
+            f"({unlabelled} drawn, not labelled yet); labels taken from alice {LABELLED} (reviewers: alice); "
+            f"gold labels {LABELLED} one reviewer; saved 20") in out
     md = open(os.path.join(tmp_path, "report.md"), encoding="utf-8").read()
     assert "No case of this run carries human labels" not in md
-    assert "Answers weighted by inclusion probability" in md and f"{LABELLED} labelled answers" in md
+    assert "Estimates over the whole run from the labelled sample" in md and f"{LABELLED} labelled answers" in md
+    assert f"Labels: {world['labels']}, {LABELLED} labelled answers of {SAMPLE} drawn. Each labelled answer" in md
     from reports.model.data import load_run
     from reports.review.team import apply, load
 
@@ -194,7 +196,8 @@ def test_annotated_cases_as_labels_and_the_cases_flag_that_used_to_hide_everythi
     from reports.build import build
 
     a = build(world["run"], str(tmp_path / "a"), labels=world["exported"]).report
-    assert a.labels.kind == "case file" and a.labels.labelled == LABELLED and a.weighted is None
+    assert a.labels.kind == "case file" and a.labels.labelled == LABELLED
+    assert not getattr(a.data, "label_weights", None)   # a case file knows no inclusion probabilities
     b = build(world["run"], str(tmp_path / "b"), labels=world["labels"]).report
     fig = {x.metric: x.answers["hallucinated"].point for x in a.agreement}
     assert fig == {x.metric: x.answers["hallucinated"].point for x in b.agreement}

@@ -152,8 +152,8 @@ def live_parity(url: str, model: str, cases, out: str, key_env: str | None = Non
     relay = same_replies.serve(url.removesuffix("/").removesuffix("/v1"), record=record)
     base = f"http://127.0.0.1:{relay.server_address[1]}"
     try:
-        cells = {(c, m): (s, sc, r or "", f or "")
-                 for c, m, s, sc, r, _d, _e, f in run_live(f"{base}/harness/v1", model, cases, out, metrics, key_env)}
+        cells = {(c, m): (s, sc, r or "", f or "", d or "")
+                 for c, m, s, sc, r, d, _e, f in run_live(f"{base}/harness/v1", model, cases, out, metrics, key_env)}
         stock = stock_runs(f"{base}/stock/v1", model, cases, out, vendors)
         counts = {side: dict(c) for side, c in relay.RequestHandlerClass.relay_record.counts.items()}
         statuses = relay.RequestHandlerClass.relay_record.statuses

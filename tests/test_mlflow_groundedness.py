@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("mlflow.genai")
 
-from adapters.mlflow.relay import HEADER, cell_key, relay  # noqa: E402
+from adapters.mlflow.relay import HEADER, open_cell  # noqa: E402
 
 
 class _Upstream(BaseHTTPRequestHandler):
@@ -63,11 +63,10 @@ def test_the_relay_passes_the_body_and_the_answer_as_they_are_and_no_header(upst
     handler, base = upstream
     handler.status, handler.body = 503, b'{"error": {"message": "busy", "type": "x"}}'
     cell = f"{base}/cell/run%201/case%2F1/mlflow.groundedness/v1"
-    r = relay()
     body = b'{"model": "m", "messages": [{"role": "user", "content": "caf\\u00e9"}]}'
-    with r.open(Endpoint(cell, "m")) as headers:
-        assert headers == {HEADER: "run%201/case%2F1/mlflow.groundedness"}
-        status, payload = _post(f"{r.url}/chat/completions", body,
+    with open_cell(Endpoint(cell, "m")) as headers:
+        assert list(headers) == [HEADER] and "case" not in headers[HEADER]   # a random token, not the cell
+        status, payload = _post(f"{os.environ['OPENAI_API_BASE']}/chat/completions", body,
                                 {**headers, "Authorization": "Bearer sk-user-real-key", "X-Other": "1"})
     assert (status, payload) == (503, handler.body)              # the gateway's answer, byte for byte
     path, sent, data = handler.seen[0]
@@ -78,25 +77,26 @@ def test_the_relay_passes_the_body_and_the_answer_as_they_are_and_no_header(upst
 
 def test_the_relay_refuses_a_closed_cell_and_other_routes_without_reaching_the_judge(upstream):
     handler, base = upstream
-    r = relay()
     endpoint = Endpoint(f"{base}/cell/r/c/mlflow.groundedness/v1", "m")
-    with r.open(endpoint) as headers:
-        assert _post(f"{r.url}/embeddings", b"{}", headers)[0] == 404
-        with pytest.raises(RuntimeError, match="already has cell"):
-            with r.open(endpoint):
-                pass
-    status, payload = _post(f"{r.url}/chat/completions", b"{}", headers)   # a late request of the cell
-    assert status == 400 and "no open cell" in json.loads(payload)["error"]["message"]
+    with open_cell(endpoint) as headers:
+        url = os.environ["OPENAI_API_BASE"]
+        assert _post(f"{url}/completions", b"{}", headers)[0] == 404
+    status, payload = _post(f"{url}/chat/completions", b"{}", headers)   # a late request of the cell
+    assert status == 401 and "only the cells of its own run" in json.loads(payload)["error"]["message"]
     assert handler.seen == []
 
 
-def test_the_relay_points_mlflow_at_itself_and_keeps_a_key_that_is_there(monkeypatch):
+def test_the_relay_points_mlflow_at_itself_while_a_cell_runs_and_puts_the_environment_back(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-kept")
-    r = relay()
-    assert os.environ["OPENAI_API_BASE"] == r.url and r.url.startswith("http://127.0.0.1:")
-    assert os.environ["OPENAI_API_KEY"] == "sk-kept"
-    assert "127.0.0.1" in os.environ["NO_PROXY"].split(",")
-    assert cell_key("http://h/v1") == "/v1"
+    monkeypatch.setenv("OPENAI_API_BASE", "http://example.invalid/v1")
+    monkeypatch.setenv("NO_PROXY", "corp")
+    monkeypatch.delenv("no_proxy", raising=False)
+    before = dict(os.environ)
+    with open_cell(Endpoint("http://127.0.0.1:9/v1", "m")):
+        assert os.environ["OPENAI_API_BASE"].startswith("http://127.0.0.1:")
+        assert os.environ["OPENAI_API_KEY"] == "sk-kept"
+        assert os.environ["NO_PROXY"].split(",") == ["corp", "127.0.0.1", "localhost"]
+    assert dict(os.environ) == before
 
 
 @pytest.mark.parametrize("fault", ["500", "429"])
@@ -130,3 +130,24 @@ def test_the_shim_is_on_the_card_and_idempotent():
     no_vendor_retries()
     assert builtin.invoke_judge_model is once and getattr(once, MARK)
     assert MlflowGroundedness.shims == (SHIM,) and "num_retries=0" in SHIM.text
+
+
+def test_an_mlflow_cell_through_evaluate_leaves_the_callers_environment_as_it_found_it(canonical, tmp_path,
+                                                                                       monkeypatch):
+    """Issue 33.1: after an MLflow cell ``OPENAI_API_BASE`` pointed at the relay in the caller's process, so a
+    later LiteLLM call went there. Now every variable the cell set is back (unset ones unset)."""
+    import harness
+
+    monkeypatch.setenv("OPENAI_API_BASE", "http://my-litellm.invalid/v1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.setenv("NO_PROXY", "corp.example")
+    before = dict(os.environ)
+    cases = CaseSet(canonical.path, (canonical.by_id("cookie-yield"),), canonical.sha256)
+    result = harness.evaluate(cases, ["mlflow.groundedness"], report=False, out_dir=str(tmp_path), progress=False)
+    assert dict(os.environ) == before
+    store = RunStore.open(result.store_path)
+    try:
+        assert store.rows("SELECT status FROM cells") == [("scored",)]
+    finally:
+        store.close()

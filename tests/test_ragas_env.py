@@ -1,5 +1,5 @@
 """The Ragas adapters' environment and failure behaviour: telemetry off, the data-dir shim, the
-retry layers (instructor re-asks kept, no repeat of an API error, the vendor's 5 tries per RG judge
+retry layers (instructor's stock policy: re-asks and repeats kept; the vendor's 5 tries per RG judge
 kept), judge failures."""
 from __future__ import annotations
 
@@ -121,14 +121,16 @@ def test_faithfulness_recovers_from_one_bad_reply_through_the_reask():
     assert (s.result.status, s.result.score, s.ledger.calls, reasks(s)) == ("scored", 0.5, 3, 1)
 
 
-def test_api_errors_are_retried_by_the_gateway_only():
-    """No instructor or SDK repeat on an HTTP error: one call per step, the gateway's retries counted."""
+def test_api_errors_are_asked_again_by_instructor_as_in_stock_use():
+    """Instructor's stock policy repeats a step after an API error (3 attempts), each after the gateway's
+    own retries; then InstructorRetryException, the exception stock raises, recorded as the vendor's."""
     from harness.judge.upstream import UpstreamError
 
     s = run(F, small_case(), lambda body: UpstreamError("judge down", status=503) if is_nli(body) else None,
             attempts=3)
     assert s.result.status == "error" and "step 'nli'" in s.result.reason and "judge down" in s.result.reason
-    assert (s.ledger.calls, s.ledger.retries, s.ledger.errors) == (2, 2, 1)
+    assert s.result.detail["exception"] == "instructor.core.exceptions.InstructorRetryException"
+    assert (s.ledger.calls, s.ledger.retries, s.ledger.errors) == (1 + 3, 3 * 2, 3)
 
 
 def test_faithfulness_unmapped_statement_is_an_error_not_a_guess():
@@ -139,7 +141,8 @@ def test_faithfulness_unmapped_statement_is_an_error_not_a_guess():
 
     s = run(F, small_case(), script)
     assert s.result.status == "error" and "step 'nli'" in s.result.reason
-    assert "maps to no annotated claim" in s.result.reason and s.ledger.calls == 2
+    assert "maps to no annotated claim" in s.result.reason
+    assert s.ledger.calls == 1 + 3   # the reference judge's 400, asked again by instructor's stock policy
 
 
 def test_faithfulness_denominator_is_the_nli_list():

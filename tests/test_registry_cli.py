@@ -3,10 +3,11 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import CANONICAL, ROOT
 
 HEAVY = ("ragas", "deepeval", "trulens", "openai", "langchain_core", "pandas", "aiohttp", "nltk", "instructor")
 
@@ -33,15 +34,51 @@ def test_discovering_adapters_imports_no_vendor_package():
     assert not loaded & {"ragas", "deepeval", "trulens", "openai", "langchain_core", "instructor", "nltk"}
 
 
-@pytest.mark.parametrize("first", ["harness.metric", "adapters.deepeval.faithfulness", "harness.metric.registry"])
-def test_telemetry_is_off_before_any_vendor_import(first):
-    """Every way to a vendor passes through the plug-in contract, which sets the switches on import."""
-    code = f"import {first}, os, json\nprint(json.dumps({{k: os.environ.get(k) for k in " \
-           "['RAGAS_DO_NOT_TRACK', 'DEEPEVAL_TELEMETRY_OPT_OUT', 'DEEPEVAL_DISABLE_DOTENV']}))"
-    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "1", "DEEPEVAL_TELEMETRY_OPT_OUT": ""}
+SWITCHES = ["RAGAS_DO_NOT_TRACK", "DEEPEVAL_TELEMETRY_OPT_OUT", "DEEPEVAL_DISABLE_DOTENV", "LANGSMITH_TRACING"]
+
+
+@pytest.mark.parametrize("first", ["harness.metric", "adapters.deepeval.faithfulness", "harness.metric.registry",
+                                   "harness.run.testing", "harness.api"])
+def test_importing_any_part_changes_no_environment_variable(first):
+    """A notebook or a pytest session that imports the harness (or loads its plugin) keeps its environment:
+    a user's LANGSMITH_TRACING=true stays true, an unset switch stays unset."""
+    code = f"import os, json\nbefore = dict(os.environ)\nimport {first}\nprint(json.dumps(dict(os.environ) == before))"
+    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "1", "LANGSMITH_TRACING": "true"}
+    for k in ("DEEPEVAL_TELEMETRY_OPT_OUT", "DEEPEVAL_DISABLE_DOTENV"):
+        env.pop(k, None)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env)
-    assert json.loads(out.stdout) == {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
-                                      "DEEPEVAL_DISABLE_DOTENV": "1"}
+    assert out.stdout.strip() == "true", out.stdout + out.stderr[-2000:]
+
+
+def test_the_switches_hold_when_a_vendor_is_imported_and_are_gone_after_evaluate():
+    """``harness.evaluate`` in a team's process: the vendor is imported with telemetry off and no dotenv (seen by an
+    import hook at the moment deepeval is first imported), and after the call every variable is the caller's."""
+    code = f"""
+import json, os, sys
+KEYS = {SWITCHES!r}
+seen = {{}}
+class Hook:
+    def find_spec(self, name, path=None, target=None):
+        if name == "deepeval" and not seen:
+            seen.update({{k: os.environ.get(k) for k in KEYS}})
+        return None
+sys.meta_path.insert(0, Hook())
+import harness
+before = dict(os.environ)
+harness.evaluate({CANONICAL!r}, metrics=["deepeval.faithfulness"], report=False, progress=False,
+                 out_dir=sys.argv[1])
+print(json.dumps({{"seen": seen, "after": [k for k in set(before) | set(os.environ)
+                                           if before.get(k) != os.environ.get(k)]}}))
+"""
+    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "1", "LANGSMITH_TRACING": "true", "HARNESS_WORKERS": "1"}
+    for k in ("DEEPEVAL_TELEMETRY_OPT_OUT", "DEEPEVAL_DISABLE_DOTENV"):
+        env.pop(k, None)
+    with tempfile.TemporaryDirectory() as out_dir:
+        out = subprocess.run([sys.executable, "-c", code, out_dir], cwd=ROOT, capture_output=True, text=True, env=env)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["seen"] == {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
+                           "DEEPEVAL_DISABLE_DOTENV": "1", "LANGSMITH_TRACING": "false"}, out.stderr[-2000:]
+    assert got["after"] == [], got
 
 
 def test_importing_the_package_has_no_side_effect():

@@ -100,11 +100,15 @@ def test_a_run_keeps_each_workers_start_up_and_hands_out_cells_needing_no_import
         order = [m for (m,) in store.rows("SELECT metric FROM cells ORDER BY finished")]
     finally:
         store.close()
-    ids = [w["worker"] for w in startup]    # (a worker that ran out of cells before its imports ended has none)
-    assert ids == sorted(set(ids)) and ids[0] in (0, 1) and set(ids) <= set(range(workers))
+    # every worker is in the record; one that ran out of cells before its imports ended says so
+    assert [w["worker"] for w in startup] == list(range(workers))
     for w in startup:
-        assert w["metrics"] == ["ragas.faithfulness"] and t0 < w["ready"] < time.time()
-        assert w["import_s"] >= 0 and w["import_cpu_s"] >= 0
+        assert w["metrics"] == ["ragas.faithfulness"]
+        if w.get("unfinished"):
+            assert w["ready"] is None and w["import_s"] is None and w["waited_s"] >= 0
+        else:
+            assert t0 < w["ready"] < time.time() and w["import_s"] >= 0 and w["import_cpu_s"] >= 0
+    assert any(not w.get("unfinished") for w in startup)
     if workers == 1:      # one cell at a time: the finish order is the order cells were handed out
         assert order == ["inhouse.span"] * 3 + ["ragas.faithfulness"] * 3
     else:

@@ -64,6 +64,26 @@ def test_sampling_judge_moves_scores_and_the_report_measures_it(sampled):
         assert [r.repeat for r in s.rates] == [0, 1, 2] and all(r.cells == 10 for r in s.rates)
     md = open(built.md_path, encoding="utf-8").read()
     assert "## Judge stability across repeats" in md and "decision flips" in md
+    # each metric's request temperature, as its vendor sent it, beside its flips
+    assert all(s.sampling.startswith("temperature=") for s in by.values()), {m: s.sampling for m, s in by.items()}
+    assert "request sampling" in md
+
+
+def test_the_request_temperature_tells_the_judges_determinism_from_the_metrics(canonical, tmp_path):
+    """Under a judge that is deterministic at temperature 0, a metric that sends temperature 0 shows no flip: the
+    report names its settings and says that is no evidence about its stability."""
+    outcome, _ = _run(canonical, str(tmp_path), None, repeats=2)
+    from reports.build import compute
+    from reports.model.data import load_run
+    from reports.model.stability import NO_EVIDENCE, row
+
+    st = compute(load_run(outcome.run_dir)).stability
+    by = {s.metric: s for s in st.metrics}
+    assert by["inhouse.span"].sampling == "temperature=0" and by["inhouse.span"].deterministic
+    assert NO_EVIDENCE in row(by["inhouse.span"], "inhouse.span")[1]
+    for s in by.values():
+        if not s.deterministic:
+            assert NO_EVIDENCE not in row(s, s.metric)[1]
 
 
 def test_without_sampling_the_realistic_judge_is_stable(canonical, tmp_path):

@@ -29,6 +29,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.cases.load import load_cases
@@ -62,7 +63,8 @@ class Allowed:
     metrics: tuple[str, ...]
     modes: tuple[str, ...]
     stock_raises: str | None
-    """The exact exception type the stock call raises (module-qualified unless builtin); None: it scores."""
+    """The exact exception type the stock call raises (module-qualified unless builtin); None: it scores;
+    :data:`ANY`: either."""
     harness_status: str | None
     """The status the harness records for the cell (None: as judged in ``same_as_mode``)."""
     why: str
@@ -73,24 +75,46 @@ class Allowed:
     live_only: bool = False
     """A difference only the live comparison against a real model shows (tests/test_live_judge.py); the
     strict test here never makes it."""
+    when: Callable | None = None
+    """What the rule's name says of the case (``case -> bool``): a case it does not hold for is not this
+    difference, whatever the two sides show."""
+    stock_says: str | None = None
+    """Text the stock exception's message must contain (the vendor saying why it raised)."""
 
+
+def _only_the_answer_empty(case) -> bool:
+    """The answer is empty and nothing else is: an empty question or passage list is another input."""
+    return case.answer == "" and bool(case.question) and bool(case.context_texts) and all(case.context_texts)
+
+
+ANY = "*"
+"""``stock_raises`` of a rule that holds whatever stock did (scored or raised): the harness never asked."""
+USAGE_TWIN = "+usage"
+"""Suffix of a stock run against the mode's judge with ``usage`` in every reply (the replies are otherwise
+the same: the judge draws usage apart from content), for the cases where stock raised on a reply without
+usage: what stock scores when the reply carries it."""
 
 ALLOWED = (
     Allowed("empty answer (Ragas)", ("ragas.faithfulness", "ragas.response_groundedness"), SERVER_MODES,
             "ValueError", "vendor_nan",
             "Ragas raises on an empty response before any judge call; the harness keeps that as unscored by the "
-            "vendor (card: degenerate inputs)", harness_flag="vendor_raised_on_empty_input"),
+            "vendor (card: degenerate inputs)", harness_flag="vendor_raised_on_empty_input",
+            when=_only_the_answer_empty, stock_says="response is missing"),
     Allowed("empty answer (DeepEval)", ("deepeval.faithfulness", "deepeval.faithfulness_penalized"), SERVER_MODES,
             "deepeval.errors.MissingTestCaseParamsError", "vendor_nan",
             "DeepEval raises on an empty actual_output before any judge call; the harness keeps that as unscored "
-            "by the vendor (card: degenerate inputs)", harness_flag="empty_answer_rejected"),
+            "by the vendor (card: degenerate inputs)", harness_flag="empty_answer_rejected",
+            when=_only_the_answer_empty, stock_says="actual_output"),
     Allowed("reply without usage (DeepEval)", ("deepeval.faithfulness", "deepeval.faithfulness_penalized"),
-            SERVER_MODES, "AttributeError", "scored",
+            SERVER_MODES, "AttributeError", None,
             "the judge's reply carried no usage: stock DeepEval's OpenAIModel raises reading "
-            "completion.usage.prompt_tokens; the harness's usage shim lets the cell score (card: shims)"),
-    Allowed("no citation markers (TruLens)", ("trulens.citation",), SERVER_MODES, None, "not_applicable",
+            "completion.usage.prompt_tokens; the harness's usage shim lets the cell score what stock scores "
+            "when the same replies carry usage (card: shims)", stock_says="prompt_tokens",
+            same_as_mode=USAGE_TWIN),
+    Allowed("no citation markers (TruLens)", ("trulens.citation",), SERVER_MODES, ANY, "not_applicable",
             "adapter rule on the card: the citation check applies only to answers with [N] markers; stock "
-            "TruLens scores any answer"),
+            "TruLens scores any answer (or raises, as on any answer, when the judge's replies fail it)",
+            when=lambda case: "[" not in case.answer),
     Allowed("no citation markers, not asked (TruLens, live)", ("trulens.citation",), SERVER_MODES,
             "__main__.NotAsked", "not_applicable",
             "the live run against a real model asks stock TruLens's citation check only of answers with [N] "
@@ -112,9 +136,9 @@ class JudgeProcess:
     on a busy machine stock DeepEval, which opens a new connection per call, then meets connect timeouts
     (``APIConnectionError``) that are the test's doing, not the metric's."""
 
-    def __init__(self, mode: str):
-        self.proc = subprocess.Popen([sys.executable, "-m", "tests.judges.realistic", "--port", "0", "--mode", mode],
-                                     cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    def __init__(self, mode: str, *options: str):
+        self.proc = subprocess.Popen([sys.executable, "-m", "tests.judges.realistic", "--port", "0", "--mode", mode,
+                                      "--secret", *options], cwd=ROOT, stdout=subprocess.PIPE, text=True)
         self.url = json.loads(self.proc.stdout.readline())["url"]
 
     def stats(self) -> dict:
@@ -144,6 +168,29 @@ def plain_cases(cases, path: str) -> str:
     return path
 
 
+def _usage_twins(tmp: str, cases, stock: dict) -> dict:
+    """Stock DeepEval again, on the cases where it raised on a reply without usage, against judges whose
+    replies all carry usage (otherwise the same replies): ``{mode + USAGE_TWIN: runs}``."""
+    raised = {m: {c.id for c in cases for x in ("deepeval.faithfulness", "deepeval.faithfulness_penalized")
+                  if stock[m].get(x, {}).get(c.id, [None, None])[1] == "AttributeError"} for m in SERVER_MODES}
+    again = [c for c in cases if any(c.id in ids for ids in raised.values())]
+    if not again:
+        return {}
+    judges = {m: JudgeProcess(m, "--usage-always") for m in SERVER_MODES if raised[m]}
+    try:
+        plain = plain_cases(again, os.path.join(tmp, "twin-cases.json"))
+        script = shutil.copy(os.path.join(ROOT, "tests", "stock_usage.py"), os.path.join(tmp, "stock_usage.py"))
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **STOCK_ENV}
+        p = subprocess.run([sys.executable, script, "deepeval", MODEL, plain, *(j.url for j in judges.values())],
+                           cwd=tmp, env=env, capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, f"stock deepeval (usage twin) failed:\n{p.stderr[-3000:]}"
+        runs = json.loads(p.stdout.strip().splitlines()[-1])["runs"]
+        return {m + USAGE_TWIN: runs[j.url] for m, j in judges.items()}
+    finally:
+        for j in judges.values():
+            j.stop()
+
+
 def _stock_processes(tmp: str, cases, judges: dict) -> dict:
     """Start one stock process per vendor (all its judges in one process); returns vendor -> Popen."""
     plain = plain_cases(cases, os.path.join(tmp, "stock-cases.json"))
@@ -156,12 +203,17 @@ def _stock_processes(tmp: str, cases, judges: dict) -> dict:
 
 
 def _harness(cases, url: str, mode: str, out: str) -> dict:
-    outcome = run(RunOptions(cases=cases, metrics=list(MODE_METRICS[mode]), out_dir=out, run_id=f"parity-{mode}",
+    return _harness_run(cases, url, MODE_METRICS[mode], out, f"parity-{mode}")
+
+
+def _harness_run(cases, url: str, metrics, out: str, run_id: str) -> dict:
+    """(case, metric) -> (status, score, reason, flags, detail JSON) of a harness run through ``--judge-url``."""
+    outcome = run(RunOptions(cases=cases, metrics=list(metrics), out_dir=out, run_id=run_id,
                              progress=False, judge=JudgeConfig(url=url, model=MODEL), cache_mode="live"))
     store = RunStore.open(outcome.store_path)
     try:
-        return {(r[0], r[1]): (r[2], r[3], r[4] or "", r[5] or "") for r in store.rows(
-            "SELECT case_id, metric, status, score, reason, flags FROM cells")}
+        return {(r[0], r[1]): (r[2], r[3], r[4] or "", r[5] or "", r[6] or "") for r in store.rows(
+            "SELECT case_id, metric, status, score, reason, flags, detail FROM cells")}
     finally:
         store.close()
 
@@ -171,7 +223,7 @@ def parity(tmp_path_factory):
     tmp = str(tmp_path_factory.mktemp("parity"))
     cases = load_cases(_cases_file(tmp))
     stock_judges = {m: JudgeProcess(m) for m in SERVER_MODES}   # their own processes: no GIL shared with the run
-    harness_judges = {m: start(mode=m) for m in SERVER_MODES}
+    harness_judges = {m: start(mode=m, secret=True) for m in SERVER_MODES}
     try:
         procs = _stock_processes(tmp, cases, stock_judges)
         harness = {m: _harness(cases, harness_judges[m].url, m, tmp) for m in SERVER_MODES}
@@ -184,6 +236,7 @@ def parity(tmp_path_factory):
             for m in SERVER_MODES:
                 stock[m].update(data["runs"].get(stock_judges[m].url, {}))
         books = {m: (stock_judges[m].stats(), harness_judges[m].stats()) for m in SERVER_MODES}
+        stock.update(_usage_twins(tmp, cases, stock))
     finally:
         for j in stock_judges.values():
             j.stop()
@@ -202,14 +255,26 @@ def parity(tmp_path_factory):
     return rows, leaked, books, cases
 
 
+def harness_exception(cell: tuple) -> str:
+    """The exception a harness error cell recorded: the vendor's own (``detail.exception``, the fifth item
+    when present: an adapter's wrapper such as ``RagasStepError`` unwrapped to its cause), else the type
+    named at the head of the reason."""
+    detail = cell[4] if len(cell) > 4 else None
+    if isinstance(detail, str):
+        detail = json.loads(detail or "{}")
+    return (detail or {}).get("exception") or (cell[2] or "").split(":", 1)[0]
+
+
 def _same(stock: list, cell: tuple) -> bool:
     """The same outcome: the same score, NaN for NaN, or the same exception (stock raised it, the harness
-    recorded the cell as an error raised with that type: the vendor's own code failed alike on the same
-    replies, as a real model's unparseable reply makes it)."""
+    recorded the cell as an error raised by the vendor's code with that type: the vendor's own code failed
+    alike on the same replies, as a real model's unparseable reply makes it). The exception is the
+    vendor's, never a harness wrapper's (:func:`harness_exception`); qualified names compare whole."""
     score, raised, _ = stock
-    status, value, reason = cell[0], cell[1], cell[2] or ""
+    status, value = cell[0], cell[1]
     if raised is not None:
-        return status == "error" and reason.split(":", 1)[0] == raised.rsplit(".", 1)[-1]
+        got = harness_exception(cell)
+        return status == "error" and (got == raised if "." in got else got == raised.rsplit(".", 1)[-1])
     if score is None or math.isnan(score):
         return status == "vendor_nan"
     return status == "scored" and value is not None and math.isclose(value, score, abs_tol=1e-9)
@@ -217,19 +282,21 @@ def _same(stock: list, cell: tuple) -> bool:
 
 def allowed(mode: str, metric: str, case, stock: dict, cell: tuple) -> Allowed | None:
     """The row of :data:`ALLOWED` that explains this difference exactly, or None."""
-    score, raised, _ = stock[mode][metric][case.id]
-    status, _, _, flags = cell
+    _, raised, message = stock[mode][metric][case.id]
+    status, flags = cell[0], cell[3]
     for rule in ALLOWED:
-        if metric not in rule.metrics or mode not in rule.modes or raised != rule.stock_raises:
+        if metric not in rule.metrics or mode not in rule.modes or rule.stock_raises not in (raised, ANY):
+            continue
+        if (rule.when and not rule.when(case)) or (rule.stock_says and rule.stock_says not in (message or "")):
             continue
         if rule.same_as_mode:   # the harness took stock's path of that mode: judged by that mode's rows
-            if compare(rule.same_as_mode, metric, case, stock, cell)[5] in ("same", "allowed"):
+            other = mode + rule.same_as_mode if rule.same_as_mode.startswith("+") else rule.same_as_mode
+            if case.id in stock.get(other, {}).get(metric, {}) and \
+                    compare(other, metric, case, stock, cell)[5] in ("same", "allowed"):
                 return rule
             continue
         if status != rule.harness_status or (rule.harness_flag and rule.harness_flag not in flags):
             continue
-        if rule.stock_raises is None and (score is None or "[" in case.answer):
-            continue   # the not-applicable rule: stock scored an answer without markers
         return rule
     return None
 
@@ -237,7 +304,7 @@ def allowed(mode: str, metric: str, case, stock: dict, cell: tuple) -> Allowed |
 def compare(mode: str, metric: str, case, stock: dict, cell: tuple) -> tuple:
     """(mode, metric, case, stock, harness, verdict, why): verdict ``same``, ``allowed`` or ``DIFFERENT``."""
     s = stock[mode][metric][case.id]
-    status, score, reason, _ = cell
+    status, score, reason = cell[:3]
     shown = f"{status} {score:.4f}" if score is not None else status
     stock_shown = f"raised {s[1]}" if s[1] else ("NaN" if s[0] is None or math.isnan(s[0]) else f"{s[0]:.4f}")
     if _same(s, cell):
@@ -323,7 +390,7 @@ def test_every_vendor_card_lists_the_deviations_the_harness_forces(metric):
         card = " ".join(fh.read().split())
     assert "Deviations from stock use" in card and "Reason:" in card
     wanted = {"deepeval": ("DEEPEVAL_RETRY_MAX_ATTEMPTS=1", "eval_mode=\"llm\"", "One client per cell"),
-              "ragas": ("Instructor retry policy", "max_retries=0"),
-              "trulens": ("endpoint.retries = 0", "Responses API", "a 404 from the Responses API",
+              "ragas": ("Instructor retry policy", "max_retries=0", "InstructorRetryException", "Measured effect"),
+              "trulens": ("2/4/8 s sleeps", "Responses API", "a 404 from the Responses API",
                           "Measured effect")}[metric.split(".")[0]]
     assert all(w in card for w in wanted), [w for w in wanted if w not in card]

@@ -64,13 +64,13 @@ def stock(vendor: str, url: str, cases_json: str, tmp) -> dict:
 
 
 def harness_cells(metrics, url: str, cases, out: str, run_id: str) -> dict:
-    """(metric, case) -> (status, score, reason) from a harness run through ``--judge-url``."""
+    """(metric, case) -> (status, score, reason, flags, detail) from a harness run through ``--judge-url``."""
     outcome = run(RunOptions(cases=cases, metrics=list(metrics), out_dir=out, run_id=run_id, progress=False,
                              judge=JudgeConfig(url=url, model=realistic.MODEL), cache_mode="live"))
     store = RunStore.open(outcome.store_path)
     try:
-        return {(r[1], r[0]): (r[2], r[3], r[4] or "") for r in store.rows(
-            "SELECT case_id, metric, status, score, reason FROM cells")}
+        return {(r[1], r[0]): (r[2], r[3], r[4] or "", r[5] or "", r[6] or "") for r in store.rows(
+            "SELECT case_id, metric, status, score, reason, flags, detail FROM cells")}
     finally:
         store.close()
 

@@ -4,8 +4,8 @@ connect and address look-up is logged, inside a network namespace with no interf
 -n``, when the machine allows it), scores every case (0 errors), resolves and connects to nothing,
 and writes nothing to ``HOME`` or the working directory: only the run directory grows.
 
-The vendors' tracking and telemetry switches come from ``harness.metric.vendor_env`` (set when
-``harness`` is imported, before any vendor import); the test passes none of its own.
+The vendors' tracking and telemetry switches come from ``harness.metric.vendor_env`` (set by the command
+for its own process, before any vendor import); the test passes none of its own.
 """
 from __future__ import annotations
 

@@ -12,9 +12,10 @@ How it is run (the vendor's documented usage, pointed at the cell):
   and ``GroundednessEvaluator(model_config)(query=..., response=..., context=...)``: Azure's own
   prompty code builds an ``AsyncOpenAI`` client from the configuration for each call (its own retries,
   the SDK's off), renders its template, asks for ``json_object`` and parses the reply itself.
-- Azure's client takes no ``http_client``, so inside a run it is given the URL of a loopback relay
-  into the run's gateway for the time of the cell (:mod:`adapters.azure.relay`); the path still names
-  the cell, and each request and reply pass unchanged.
+- Azure's client takes no ``http_client``, so inside a run it is given the URL of the process's
+  authenticated loopback face into the run's gateway for the time of the cell
+  (:mod:`adapters.azure.relay`); a random token in the path names the cell, and each request and
+  reply pass unchanged.
 - The evaluator is synchronous (it runs its coroutine with ``asyncio.run`` in the calling thread), so
   the cell calls it from a worker thread.
 """
@@ -40,12 +41,12 @@ DEVIATIONS = """Deviations from stock use (each with its reason):
 
 - The passages are joined with a blank line into Azure's single `context` string. Reason: the
   evaluator takes one context text; a blank line keeps the passages apart as a reader would see them.
-- Inside a run Azure's OpenAI client is given the URL of a loopback relay (127.0.0.1, an ephemeral
-  port, open for the time of the cell) instead of the gateway's in-process URL. Reason: Azure's
-  prompty code builds its own `AsyncOpenAI` client from the model configuration and takes no
-  `http_client`, so it needs a listening socket; the relay accepts only the cell's own path and hands
-  each request and reply on unchanged, so the gateway still names the cell, records, caches and
-  retries every call.
+- Inside a run Azure's OpenAI client is given the URL of a loopback face (127.0.0.1, one per process,
+  the cell's random token in the path for the time of the cell) instead of the gateway's in-process URL.
+  Reason: Azure's prompty code builds its own `AsyncOpenAI` client from the model configuration and
+  takes no `http_client`, so it needs a listening socket; the face answers only a request that carries
+  an open cell's token and hands each request and reply on unchanged, so the gateway still names the
+  cell, records, caches and retries every call.
 - Installs alone (`bash scripts/setup_azure.sh`, `.venv-azure`): every azure-ai-evaluation release
   from 1.10 on needs pandas < 3 and the other extras are locked with pandas 3.1.1. The lock holds both
   resolutions (uv `conflicts`), so neither environment's pins move.

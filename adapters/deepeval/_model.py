@@ -29,6 +29,8 @@ the requests.
 """
 from __future__ import annotations
 
+import inspect
+
 from harness.core.records import CellResult
 
 # harness first: importing it forces the vendor switches (telemetry off, no dotenv) before deepeval
@@ -63,8 +65,9 @@ class GatewayModel(OpenAIModel):
             self._clients[async_mode] = client
         return client
 
-    def calculate_cost(self, input_tokens, output_tokens, audio_input_tokens=0):
-        cost = super().calculate_cost(input_tokens, output_tokens, audio_input_tokens)
+    def calculate_cost(self, input_tokens, output_tokens, *audio_input_tokens):
+        # DeepEval passes audio_input_tokens from 4.2.4 on; an older release (a drift card's) passes two
+        cost = super().calculate_cost(input_tokens, output_tokens, *audio_input_tokens)
         return cost if cost is not None else EvaluationCost(None, input_tokens, output_tokens)
 
 
@@ -76,8 +79,13 @@ def build_metric(endpoint: Endpoint, penalize: bool) -> FaithfulnessMetric:
     and ``hybrid`` / ``system_one`` would send the verdict step to an external service instead of
     the judge.
     """
-    return FaithfulnessMetric(model=GatewayModel(endpoint), eval_mode="llm",
-                              penalize_ambiguous_claims=penalize)
+    mode = {"eval_mode": "llm"} if HAS_EVAL_MODE else {}   # a release before 4.2.6 has no eval mode: always the judge
+    return FaithfulnessMetric(model=GatewayModel(endpoint), penalize_ambiguous_claims=penalize, **mode)
+
+
+HAS_EVAL_MODE = "eval_mode" in inspect.signature(FaithfulnessMetric.__init__).parameters
+"""DeepEval 4.2.6 added ``eval_mode``; an older release (a drift card's other version, docs/drift.md) takes
+no such argument and always asks the judge."""
 
 
 def make_test_case(question: str, answer: str, contexts: list[str]) -> LLMTestCase:

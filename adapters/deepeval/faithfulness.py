@@ -55,11 +55,12 @@ pointed straight at the realistic test judge and gets the same scores):
 """
 
 NORMALISED = {
-    False: {"yes": "supported", "no": "unsupported", "borderline": "ambiguous"},
-    True: {"yes": "supported", "no": "unsupported", "borderline": "unsupported"},
+    False: {"yes": "supported", "no": "unsupported", "borderline": "ambiguous", "idk": "ambiguous"},
+    True: {"yes": "supported", "no": "unsupported", "borderline": "unsupported", "idk": "unsupported"},
 }
 """penalize_ambiguous_claims -> DeepEval verdict -> normalised verdict (a verdict that counts
-against the score is unsupported)."""
+against the score is unsupported). ``idk`` is the same verdict under its name before DeepEval 4.2.4 (a
+drift card's older version: docs/drift.md)."""
 
 
 class DeepEvalFaithfulnessBase:

@@ -17,7 +17,8 @@ How each step is answered:
 - claims: the judged claims' texts, in answer order (``[]`` for an empty answer or an abstention).
 - verdicts: one per claim of the rendered claims list, from the label table
   (``DeepEvalFaithfulnessBase.label_reading``: supported and inference -> yes, not_found ->
-  borderline, contradicted -> no), with a reason for no / borderline and null for yes. A claim
+  borderline, contradicted -> no; ``idk`` for borderline where the prompt offers that word instead, as
+  DeepEval before 4.2.4 does), with a reason for no / borderline and null for yes. A claim
   that maps to no annotated claim is an :class:`UnrecognisedRequest`, never a guess.
 - reason: "The score is <score> because ...", naming the contradictions list the prompt gives
   (DeepEval leaves borderline verdicts out of that list unless ``penalize_ambiguous_claims``).
@@ -128,8 +129,20 @@ def verdicts(req: JudgeRequest) -> list[dict]:
             raise UnrecognisedRequest(req.metric, f"verdicts: claim {text!r} matches no annotated claim",
                                       req.prompt)
         verdict = DeepEvalFaithfulnessBase.label_reading[claim.label]
+        if verdict == "borderline" and unsure_word(req.prompt) == "idk":
+            verdict = "idk"
         out.append({"verdict": verdict, "reason": verdict_reason(req.case, claim, verdict)})
     return out
+
+
+def unsure_word(prompt: str) -> str:
+    """The unsure verdict the prompt offers: ``borderline`` (DeepEval 4.2.4 on), or ``idk`` where an older
+    release's template offers that instead (the rubric's own word for the same reading).
+
+    >>> unsure_word("either 'yes', 'no', or 'idk', which"), unsure_word("either 'yes', 'no', or 'borderline'")
+    ('idk', 'borderline')
+    """
+    return "idk" if "'idk'" in prompt and "'borderline'" not in prompt else "borderline"
 
 
 def verdict_reason(case: Case, claim: Claim, verdict: str) -> str | None:
@@ -141,7 +154,7 @@ def verdict_reason(case: Case, claim: Claim, verdict: str) -> str | None:
     """
     if verdict == "yes":
         return None
-    if verdict == "borderline":
+    if verdict in ("borderline", "idk"):
         return f"The retrieval context does not mention this claim: {claim.text}"
     quotes = [case.evidence_text(ev) for ev in claim.evidence if case.evidence_text(ev).strip()]
     said = f' It says: "{" ... ".join(quotes)}"' if quotes else ""

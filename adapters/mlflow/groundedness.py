@@ -13,9 +13,10 @@ How it is run (the vendor's documented usage, pointed at the cell):
   model="openai:/<judge model>", extra_headers=...)``: the context in the documented form (MLflow
   puts ``str(context)`` in the prompt, as it does with the chunks a retriever span gives).
 - MLflow's ``openai`` provider posts with ``requests`` to ``OPENAI_API_BASE`` from the environment;
-  it takes no client. So the process's loopback relay (:mod:`adapters.mlflow.relay`) is that base
-  URL, and the cell goes in MLflow's own ``extra_headers=`` as ``X-Harness-Cell``; the relay hands the
-  body to the cell's gateway URL and the gateway's answer back, byte for byte.
+  it takes no client. So for the length of the cell that base URL is the process's authenticated
+  loopback face (:mod:`adapters.mlflow.relay`, :mod:`harness.metric.loopback`), and the cell's random
+  token goes in MLflow's own ``extra_headers=`` as ``X-Harness-Token``; the face hands the body to the
+  cell's gateway URL and the gateway's answer back, byte for byte.
 - MLflow's retries are off (the one shim, :mod:`adapters.mlflow._retries`); its parsing decides: a
   reply that is not JSON raises ``MlflowException`` in MLflow and the cell is that error, as in stock
   use; a ``result`` other than yes/no (MLflow passes it on as the value) is an error cell naming it.
@@ -29,7 +30,7 @@ from harness.core.records import Case, CellResult, UnitVerdict
 from harness.metric.protocol import Endpoint, LabelReading, register
 
 from adapters.mlflow._retries import SHIM, no_vendor_retries
-from adapters.mlflow.relay import relay
+from adapters.mlflow.relay import open_cell
 
 SCORES = {"yes": 1.0, "no": 0.0}
 """MLflow's value -> the cell's score."""
@@ -37,11 +38,11 @@ SCORES = {"yes": 1.0, "no": 0.0}
 DEVIATIONS = """Deviations from stock use (each with its reason):
 
 - MLflow's `openai` provider reads its base URL from `OPENAI_API_BASE` and cannot be given a client,
-  so the harness points that variable at a loopback relay of its own (127.0.0.1, one per process) and
-  passes the cell in MLflow's documented `extra_headers=` (`X-Harness-Cell`). Reason: every call must
-  reach the cell's gateway; the request body and the reply travel the relay byte for byte. The
-  `Authorization` header MLflow sends (from `OPENAI_API_KEY`, set to a placeholder when unset) stops
-  at the relay.
+  so the harness points that variable at a loopback face of its own (127.0.0.1, one per process) and
+  passes the cell's random token in MLflow's documented `extra_headers=` (`X-Harness-Token`; a request
+  without an open cell's token is refused, unread). Reason: every call must reach the cell's gateway;
+  the request body and the reply travel the face byte for byte. The `Authorization` header MLflow sends
+  (from `OPENAI_API_KEY`, set to a placeholder when unset) stops at the face.
 - MLflow's own retries are off (see Shims). Reason: the gateway owns retries.
 - The passages go in as `[{"content": passage}, ...]`, the form MLflow documents and the one its
   `RetrievalGroundedness` scorer passes (there with each chunk's `doc_uri` too). MLflow writes
@@ -55,10 +56,10 @@ Switches (no score depends on them):
   the cost it reports; empty keeps to the catalog bundled in the package). MLflow 3.17.2 has no tracing
   switch: `is_grounded` opens no trace and the harness never calls MLflow tracking or tracing, so no
   `mlruns` folder or database is written (the offline test checks the home and working folders).
-- Set once per process when the first MLflow cell starts: `OPENAI_API_BASE` (the relay; only MLflow reads
-  it, every other vendor's client is built with an explicit base URL), `OPENAI_API_KEY` when unset (a
-  placeholder MLflow insists on), and `127.0.0.1,localhost` added to `NO_PROXY` (MLflow posts with
-  `requests`, which obeys the environment's proxies).
+- Set while MLflow cells run, and put back exactly as they were when the last one ends: `OPENAI_API_BASE`
+  (the face; only MLflow reads it, every other vendor's client is built with an explicit base URL),
+  `OPENAI_API_KEY` when unset (a placeholder MLflow insists on), and `127.0.0.1,localhost` added to
+  `NO_PROXY` (MLflow posts with `requests`, which obeys the environment's proxies).
 - Stock MLflow retries a failed judge call 10 times over about 3 minutes; here it does not (Shims): a
   judge fault the gateway's own retries did not absorb ends the cell as an error.
 """
@@ -117,7 +118,7 @@ class MlflowGroundedness:
         from mlflow.genai.judges import is_grounded
 
         no_vendor_retries()
-        with relay().open(endpoint) as headers:
+        with open_cell(endpoint) as headers:
             feedback = await asyncio.to_thread(
                 is_grounded, request=case.question, response=case.answer, context=context_of(case),
                 model=model_uri(endpoint), extra_headers=headers)

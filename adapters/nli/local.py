@@ -24,6 +24,7 @@ import functools
 import hashlib
 import json
 import os
+import string
 from dataclasses import dataclass
 
 import numpy as np  # the engine's own dependency, like onnxruntime and tokenizers (imported lazily below)
@@ -127,6 +128,70 @@ def _json(folder: str, name: str) -> dict:
     return data
 
 
+SETTINGS = ("entailment_index", "max_length", "template")
+"""The keys ``harness-nli.json`` may hold."""
+
+
+def check_settings(settings: dict, where: str) -> None:
+    """NliModelError naming ``where`` (the ``harness-nli.json`` path) and the key for a setting the backend
+    cannot use: checked before the first cell, so a bad template never fails every cell instead.
+
+    >>> check_settings({"max_length": 256, "template": "{premise} / {hypothesis}"}, "h.json")
+    >>> check_settings({"template": "{premise}"}, "h.json")
+    Traceback (most recent call last):
+    ...
+    adapters.nli.local.NliModelError: h.json: template '{premise}' does not hold {hypothesis}
+    """
+    unknown = sorted(set(settings) - set(SETTINGS))
+    if unknown:
+        raise NliModelError(f"{where}: unknown setting {unknown[0]!r} (known: {', '.join(SETTINGS)})")
+    if "max_length" in settings:
+        n = settings["max_length"]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise NliModelError(f"{where}: max_length {n!r:.40} is not a whole number of tokens (1 or more)")
+    if "template" in settings:
+        _check_template(settings["template"], where)
+
+
+def _check_template(t, where: str) -> None:
+    if not isinstance(t, str):
+        raise NliModelError(f"{where}: template {t!r:.40} is not a string holding {{premise}} and {{hypothesis}}")
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(t) if f is not None]
+    except ValueError as e:
+        raise NliModelError(f"{where}: template {t!r:.60} is not a format string ({e})") from None
+    for f in fields:
+        if f not in ("premise", "hypothesis"):
+            raise NliModelError(f"{where}: template {t!r:.60} names {{{f}}}; it may name only {{premise}} and "
+                                "{hypothesis} (double a brace to write it)")
+    for f in ("premise", "hypothesis"):
+        if f not in fields:
+            raise NliModelError(f"{where}: template {t!r:.60} does not hold {{{f}}}")
+
+
+def _id2label(config: dict, where: str) -> dict[int, str]:
+    """config.json's ``id2label`` as column -> label (NliModelError naming the file when it is not one)."""
+    raw = config.get("id2label") or {}
+    if not isinstance(raw, dict):
+        raise NliModelError(f"{where}: id2label is not an object of column -> label")
+    out = {}
+    for k, v in raw.items():
+        try:
+            out[int(k)] = str(v)
+        except ValueError:
+            raise NliModelError(f"{where}: id2label key {k!r:.40} is not a column number") from None
+    return out
+
+
+def sha256_of(path: str, block: int = 1 << 20) -> str:
+    """The file's sha256, read ``block`` bytes at a time (a model of any size is never held in memory whole)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(block):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def entailment_column(n: int | None, settings: dict, config: dict, where: str) -> int | None:
     """Which output column is entailment (None: a single logit).
 
@@ -139,10 +204,10 @@ def entailment_column(n: int | None, settings: dict, config: dict, where: str) -
         return None
     if "entailment_index" in settings:
         k = settings["entailment_index"]
-        if not isinstance(k, int) or not 0 <= k < n:
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n:
             raise NliModelError(f"{where}: harness-nli.json entailment_index {k!r} is not a column of {n}")
         return k
-    labels = {int(k): str(v) for k, v in (config.get("id2label") or {}).items()}
+    labels = _id2label(config, where)
     hits = [k for k, v in labels.items() if any(w in v.lower() for w in ENTAILMENT_WORDS)]
     if len(hits) == 1 and 0 <= hits[0] < n:
         return hits[0]
@@ -162,8 +227,9 @@ def _load(model_path: str, tok_path: str, stamp: tuple) -> NliModel:
 
     folder = os.path.dirname(model_path)
     settings, config = _json(folder, "harness-nli.json"), _json(folder, "config.json")
-    with open(model_path, "rb") as fh:
-        sha = hashlib.sha256(fh.read()).hexdigest()
+    check_settings(settings, os.path.join(folder, "harness-nli.json"))
+    _id2label(config, os.path.join(folder, "config.json"))
+    sha = sha256_of(model_path)
     try:
         opts = onnxruntime.SessionOptions()
         opts.intra_op_num_threads = 1   # one core per worker process, as the embedded MiniLM runs

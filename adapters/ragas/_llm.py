@@ -9,15 +9,17 @@ sync ``score`` spins a new loop per call).
 Retries (every attempt is one request the gateway sees and counts):
 
 - openai SDK: off (``Endpoint.async_openai`` sets ``max_retries=0``); the gateway owns transport
-  retries and counts them in ``Ledger.retries``; it also retries a reply that is not JSON when
-  ``json_object`` was asked.
-- instructor: its stock 3 attempts are kept for what only it can detect, a reply that is not the
-  step's JSON schema (pydantic/JSON errors): it re-asks in the same conversation, a new request the
-  ledger shows as step "Correct your JSON ONLY RESPONSE..." (the gateway cannot check that: a
-  ``json_object`` request carries no schema). Stock instructor also repeats a request after an API
-  error, which would multiply the gateway's own attempts (4 x 3 per step); :func:`make_llm` passes
-  a tenacity policy that retries only those parse errors, so an API error reaches Ragas after the
-  gateway's retries, counted once, in ``Ledger.retries``.
+  retries and counts them in ``Ledger.retries``; it hands every reply on as it came (a reply that
+  does not fit the requested format is recorded, never retried).
+- instructor: stock, untouched. ``llm_factory`` gets no ``max_retries``, so instructor keeps its own
+  default policy (``max_retries=3``: three attempts per step on any exception). A reply that is not
+  the step's JSON is re-asked in the same conversation (a new request the ledger shows as step
+  "Correct your JSON ONLY RESPONSE..."); any other failure (a reply cut at the token limit,
+  ``IncompleteOutputException``; an API error the gateway gave up on) repeats the same request, and
+  after the third attempt instructor raises ``InstructorRetryException``, as in stock use. The
+  measured effect of keeping it (issue 37): a judge that cuts a reply at the token limit once scores
+  like stock (an earlier parse-errors-only policy errored on every such answer); an API error the
+  gateway gave up on is asked 3 times per step, each time with the gateway's own attempts (card).
 - ResponseGroundedness ``max_retries=5`` per judge is kept: it is the vendor's definition of when
   a judge's rating is NaN (5 failed tries), so it stays as the vendor ships it.
 
@@ -41,8 +43,8 @@ from typing import Any
 from harness.metric import Endpoint
 
 INSTRUCTOR_ATTEMPTS = 3
-"""Attempts instructor makes per step on parse errors: its own default (``max_retries=3`` is
-``stop_after_attempt(3)``), pinned by tests/test_ragas_contract.py."""
+"""Attempts instructor makes per step on any exception: its own default (``max_retries=3`` is
+``stop_after_attempt(3)``), pinned by tests/test_ragas_contract.py; the adapter passes no policy."""
 
 
 def harness_data_dir(appname: str | None = None, *_args, **_kwargs) -> str:
@@ -63,33 +65,12 @@ def vendor() -> SimpleNamespace:
     from ragas.metrics.collections import Faithfulness, ResponseGroundedness
 
     return SimpleNamespace(version=ragas.__version__, llm_factory=llm_factory, Faithfulness=Faithfulness,
-                           ResponseGroundedness=ResponseGroundedness, retrying=_parse_error_retrying())
-
-
-def _parse_error_retrying():
-    """A factory of instructor retry policies: ``INSTRUCTOR_ATTEMPTS`` attempts on the parse errors
-    instructor re-asks for, none on anything else (API errors are the gateway's to retry)."""
-    from json import JSONDecodeError
-
-    from instructor.core.exceptions import AsyncValidationError
-    from instructor.core.exceptions import ValidationError as InstructorValidationError
-    from pydantic import ValidationError
-    from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
-
-    class PerCall(AsyncRetrying):
-        """Each ``async for`` runs on a fresh copy: tenacity keeps the retry state on the object."""
-
-        def __aiter__(self):
-            return AsyncRetrying.__aiter__(self.copy())
-
-    parse_errors = (ValidationError, JSONDecodeError, AsyncValidationError, InstructorValidationError)
-    return lambda: PerCall(stop=stop_after_attempt(INSTRUCTOR_ATTEMPTS), retry=retry_if_exception_type(parse_errors))
+                           ResponseGroundedness=ResponseGroundedness)
 
 
 def make_llm(endpoint: Endpoint):
     """The ragas ``InstructorLLM`` for one cell: every call goes to ``endpoint``."""
-    v = vendor()
-    return v.llm_factory(endpoint.model, client=endpoint.async_openai(), max_retries=v.retrying())
+    return vendor().llm_factory(endpoint.model, client=endpoint.async_openai())
 
 
 @dataclass

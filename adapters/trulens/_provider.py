@@ -18,8 +18,10 @@ without ``response_format`` when the server has none, the same parameters), on t
 - against a chat-only judge, the cell's first scored call learns that (a 400 "not supported", or a
   404, where stock fails: the card says so), and every call goes to ``POST .../chat/completions``
   without ``response_format``, ``temperature`` 0.0 and ``seed`` 123, as stock's fallback sends;
-- TruLens's own retries are off (``endpoint.retries = 0``) and its pace is set far above any real
-  rate (``RPM``): the harness gateway owns retries, backoff and timeouts.
+- TruLens's own retries are stock (``endpoint.retries`` 3, with its 2/4/8 s sleeps) for every failure
+  except a transport one (:class:`GatewayEndpoint`): a reply cut at the token limit or one TruLens cannot
+  parse is asked again as in stock use; an API error or timeout reaches TruLens after the gateway's own
+  retries and is not repeated. Its pace is set far above any real rate (``RPM``): the gateway paces.
 
 It also records, per provider instance (one per cell), what the trivial-statement filter received
 and returned (TruLens does not report which sentences the filter dropped; the adapters mark them
@@ -49,6 +51,19 @@ CONFIGS = GroundednessConfigs(use_sent_tokenize=True, filter_trivial_statements=
 """TruLens's defaults, passed explicitly: keyword flags are silently ignored (vendor notes 3.1)."""
 
 
+class GatewayEndpoint(TruEndpoint):
+    """TruLens's endpoint with its stock retries (3, 2/4/8 s apart), except that it does not repeat a
+    transport failure (an openai ``APIError``: a status, connection or timeout error; the harness's
+    ``JudgeHTTPError``), which the gateway has already retried with its own attempts and budget."""
+
+    def _can_retry(self, e: Exception) -> bool:
+        from harness.metric.protocol import JudgeHTTPError  # noqa: PLC0415
+
+        import openai  # noqa: PLC0415 - imported by TruLens already
+
+        return not isinstance(e, (openai.APIError, JudgeHTTPError)) and super()._can_retry(e)
+
+
 class GatewayProvider(LLMProvider):
     """TruLens provider bound to one cell's gateway endpoint."""
 
@@ -61,8 +76,7 @@ class GatewayProvider(LLMProvider):
     def __init__(self, endpoint):
         """``endpoint``: the cell's :class:`harness.metric.protocol.Endpoint`."""
         super().__init__(model_engine=endpoint.model,
-                         endpoint=TruEndpoint(name="harness-gateway", rpm=RPM, _register_instance=False))
-        self.endpoint.retries = 0
+                         endpoint=GatewayEndpoint(name="harness-gateway", rpm=RPM, _register_instance=False))
         self._client = endpoint.openai()
 
     def _create_chat_completion(self, prompt: Optional[str] = None, messages: Optional[Sequence[dict]] = None,

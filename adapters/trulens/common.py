@@ -131,8 +131,8 @@ TruSession, no database). The provider is a small `LLMProvider` subclass that se
 gateway what TruLens's own `OpenAI` provider sends (`adapters/trulens/_sequence.py`): each scored
 call goes to the Responses API first, with TruLens's schema as a strict json_schema; against a judge
 that has no Responses API, every call goes to chat completions without `response_format`
-(temperature 0.0, seed 123), as the stock provider's fallback sends (TruLens's own retries off, pace
-unlimited: the harness owns retries). Options go through `GroundednessConfigs`
+(temperature 0.0, seed 123), as the stock provider's fallback sends (TruLens's own retries stock but
+for transport errors, pace unlimited: the gateway owns those). Options go through `GroundednessConfigs`
 (use_sent_tokenize=True, filter_trivial_statements=True: TruLens's defaults, made explicit).
 
 Offline sentence splitting: TruLens calls `nltk.download("punkt_tab")` and `nltk.sent_tokenize` on
@@ -179,9 +179,13 @@ server: OpenAI-like, chat-only answering the Responses API with 400, chat-only a
   (cite-refund-both-one: stock 0.17 through TruLens's reformat call on a free-text reply, harness
   0.00), on none against the OpenAI-like server, and it asked every server by chat completions with
   a json_schema, which stock never sends.
-- Retries and pace: TruLens's own retries are off (`endpoint.retries = 0`, stock: 3 with 2/4/8 s
-  sleeps) and its pace is unlimited (stock: 60 requests a minute). Reason: the harness gateway owns
-  transport retries and timeouts.
+- Retries and pace: TruLens's own retries are stock (3, with its 2/4/8 s sleeps) for every failure but
+  a transport one: an API error or a timeout reaches TruLens after the gateway's own retries and is not
+  repeated (stock: 3 more attempts, each with the SDK's 2 retries); its pace is unlimited (stock: 60
+  requests a minute). Reason: the gateway owns transport retries, timeouts and pacing. Either way the
+  call ends in TruLens's `RuntimeError`. Measured effect (`tests/test_stock_parity_modes.py`, 7 cases,
+  issue 37): a judge that cuts a reply at the token limit once scores every answer as stock does;
+  with TruLens's retries off (before) the harness raised on every one of them (13 of 13 scored cells).
 - The thread TruLens's synchronous feedback call runs in: TruLens replaces
   `concurrent.futures.ThreadPoolExecutor` process-wide with a subclass whose `submit` records the
   caller's `inspect.stack()` (for tracing apps, which a feedback function does not use). The harness

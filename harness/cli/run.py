@@ -67,6 +67,10 @@ def add_parser(sub):
     r.add_argument("--repeats", type=int, default=1, metavar="K",
                    help="judge every cell K times (default 1); the report then gives each metric's score spread, "
                         "flipped decisions and failures per repeat (each vendor keeps its own sampling settings)")
+    r.add_argument("--cascade", metavar="FILE",
+                   help="score with a calibrated cascade (written by 'harness calibrate'): each stage's metric runs "
+                        "only on the cases no earlier stage was confident on; the rest go to a person "
+                        "(escalated.jsonl in the run folder); see docs/cascade.md")
     estimate_options(r)
     r.add_argument("--ray", metavar="auto|ADDRESS",
                    help="run the workers as Ray actors on an existing Ray cluster (needs the 'ray' extra)")
@@ -263,6 +267,7 @@ def cmd_run(args) -> int:
     except ValueError as e:
         raise BadInput(str(e)) from None
     faults = fault_injector(args)
+    cascade = load_cascade(args)
     cases = _load(args.cases)
     metrics = _metrics(args.metrics)
     judge = judge_config(args)
@@ -305,7 +310,12 @@ def cmd_run(args) -> int:
     from harness.store.runstore import StoreWriteError  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
-        outcome = run(opts)
+        if cascade is None:
+            outcome = run(opts)
+        else:
+            from harness.run.cascade import run_cascade  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+            outcome, routed = run_cascade(opts, cascade)
     except ValueError as e:
         raise BadInput(str(e)) from None
     except (WorkerFailed, RayUnavailable) as e:   # a dead worker, no cluster: finished cells are kept
@@ -340,12 +350,35 @@ def cmd_run(args) -> int:
     finally:
         store.close()
     print(f"store: {outcome.store_path}")
+    if cascade is not None:
+        from harness.run.cascade import summary_lines  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+        print("\n".join(summary_lines(cascade, routed)))
     report_failed = any([ext.after(args, outcome) for ext in getattr(args, "extensions", ())])
     n_err = sum(c.get("error", 0) for m, c in outcome.counts.items() if m in metrics)
     if outcome.repeat_errors:   # a repeat's error is as unfinished as the run's own: exit 1, and say so
         print(f"repeats: {outcome.repeat_errors} cell(s) of repeats 1-{args.repeats - 1} errored; rerun with "
               f"--run-id {outcome.run_id} to resume them")
     return 1 if (n_err or outcome.repeat_errors or report_failed) else 0
+
+
+def load_cascade(args):
+    """``--cascade FILE``, read and checked before anything runs (exit 2, one line); its stages become the
+    metrics. None without ``--cascade``."""
+    if not getattr(args, "cascade", None):
+        return None
+    if args.metrics != "all":
+        raise BadInput("--cascade runs the cascade's own stages: leave out --metrics")
+    if args.repeats != 1 or args.estimate:
+        raise BadInput("--cascade takes neither --repeats nor --estimate")
+    from harness.run.cascade_file import CascadeFileError, load  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    try:
+        cascade = load(args.cascade, registry.get)
+    except CascadeFileError as e:
+        raise BadInput(str(e)) from None
+    args.metrics = ",".join(s.metric for s in cascade.stages)
+    return cascade
 
 
 def traffic_line(store, model: str, prices: dict | None) -> str:

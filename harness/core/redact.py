@@ -18,6 +18,14 @@ replayed unchanged):
   :func:`cut`, which scrubs before and after cutting.
 
 :func:`has_secret` says whether a text holds any of these; the judge cache never stores such a reply.
+
+Whatever the key's shape (issue 33.3): a lower-case passphrase (``correct-horse-battery-staple``) or a
+plain word is a key too and is removed whole (its fragments only from :data:`WORD_FRAGMENT_CHARS` on, so
+that ordinary words are never cut). A key that occurs in the run's case text (a word such as ``unused``)
+cannot be removed from every text without changing the cases, so the run says so up front and keeps
+it *confined* (:func:`guard`, :func:`register` with ``judge_only``): it is removed only from what
+could have come from the judge, its replies, errors and headers (:func:`scrub_judge`, applied where the
+harness reads the judge: :class:`harness.judge.upstream.HttpEndpoint`), never from the cases.
 """
 from __future__ import annotations
 
@@ -43,39 +51,113 @@ a truncation keeps its identifying part otherwise); shorter runs are ordinary te
 _WORDLIKE = re.compile(r"[a-z_.-]+")
 """A fragment of lower-case letters and separators only (the ``harness-`` of ``sk-harness-canary-...``,
 the ``sk-proj-`` every such key starts with) is ordinary text and identifies no key: it is not removed."""
+WORD_FRAGMENT_CHARS = 12
+"""For a key that is all lower-case letters and separators (a passphrase), runs of this many of its
+characters are removed (``correct-hors``); shorter runs are ordinary words."""
 
-_secrets: set[str] = set()
-_grams: set[str] = set()
+_values: set[str] = set()
+"""Every registered secret as given."""
+_confined: set[str] = set()
+"""Registered secrets removed only from what the judge sent (:func:`scrub_judge`)."""
+_guard = None
+"""``text -> bool``: does a value occur in the run's cases (:func:`guard`)."""
 _lock = threading.Lock()
 _pattern: re.Pattern | None = None
 _fragments: frozenset[str] = frozenset()
+_judge_pattern: re.Pattern | None = None
+_judge_fragments: frozenset[str] = frozenset()
 
 
-def register(value: str | None) -> None:
+def _forms(value: str) -> set[str]:
+    return {f for f in (value, quote(value, safe=""), json.dumps(value)[1:-1], html.escape(value))
+            if len(f) >= MIN_SECRET_CHARS}
+
+
+def _grams_of(value: str) -> set[str]:
+    """The fragments of ``value`` that are removed wherever they occur."""
+    if _WORDLIKE.fullmatch(value):
+        n = WORD_FRAGMENT_CHARS
+        return {value[i:i + n] for i in range(len(value) - n + 1)} if len(value) > n else set()
+    n = FRAGMENT_CHARS
+    return {g for g in (value[i:i + n] for i in range(max(1, len(value) - n + 1)))
+            if len(g) >= n and not _WORDLIKE.fullmatch(g)}
+
+
+def _compiled(values) -> tuple[re.Pattern | None, frozenset[str]]:
+    forms = set().union(*(_forms(v) for v in values)) if values else set()
+    grams = frozenset(set().union(*(_grams_of(v) for v in values))) if values else frozenset()
+    if not forms:
+        return None, grams
+    return re.compile("|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))), grams
+
+
+def _rebuild() -> None:
+    """Recompile both scrubbers from the registered values (under ``_lock``)."""
+    global _pattern, _fragments, _judge_pattern, _judge_fragments
+    everywhere = _values - _confined
+    _pattern, _fragments = _compiled(everywhere)
+    _judge_pattern, _judge_fragments = _compiled(_values)
+
+
+def _in_cases(value: str) -> bool:
+    g = _guard
+    return bool(g is not None and any(g(f) for f in _forms(value) | _grams_of(value)))
+
+
+def guard(occurs) -> int:
+    """Name the run's case text: ``occurs(text) -> bool`` says whether ``text`` occurs in it. Every
+    registered secret (and every one registered later) that occurs there, whole or as a removed
+    fragment, is confined: removed from the judge's replies, errors and headers only. Returns how many
+    registered secrets are confined now (the run warns when it is not 0; it never shows which)."""
+    global _guard
+    with _lock:
+        _guard = occurs
+        _confined.update(v for v in _values if _in_cases(v))
+        _rebuild()
+        return len(_confined)
+
+
+def would_confine(value: str) -> bool:
+    """Does ``value`` occur in the guarded case text (whole, or as a fragment that would be removed)?"""
+    with _lock:
+        return _in_cases(value)
+
+
+def confined(value: str | None = None) -> bool:
+    """Is any registered secret (or ``value``) confined to the judge's text?"""
+    with _lock:
+        return value in _confined if value is not None else bool(_confined)
+
+
+def register(value: str | None, judge_only: bool = False) -> None:
     """Remember a secret so that :func:`scrub` removes it, and every fragment of it of
-    :data:`FRAGMENT_CHARS` or more characters, from every text (in memory only).
+    :data:`FRAGMENT_CHARS` or more characters (:data:`WORD_FRAGMENT_CHARS` for a passphrase), from every
+    text (in memory only); ``judge_only`` (or a value that occurs in the guarded cases: :func:`guard`)
+    confines it to :func:`scrub_judge`.
 
     >>> register("sk-dt-Q7v2Lm9X"); scrub("key=sk-dt-Q7v2Lm9X.")
     'key=***.'
     >>> scrub("cut: sk-dt-Q7"), scrub("plain -dt- and sk-dt-Q text")
     ('cut: ***', 'plain -dt- and sk-dt-Q text')
-    >>> register("unused"); scrub("The item has to be unused.")
-    'The item has to be unused.'
+    >>> register("dt-correct-horse-battery-staple"); scrub("said dt-correct-horse-battery-staple, then dt-correct-hors")
+    'said ***, then ***'
+    >>> scrub("a correct horse, a battery, a staple")
+    'a correct horse, a battery, a staple'
+    >>> register("dtunused", judge_only=True); scrub("The item has to be dtunused."), scrub_judge("echo dtunused")
+    ('The item has to be dtunused.', 'echo ***')
     """
-    global _pattern, _fragments
-    if not value or len(value) < MIN_SECRET_CHARS or _WORDLIKE.fullmatch(value):
-        return   # a "key" that is a plain word ("unused", "ollama": what local servers take) guards nothing
-    forms = {value, quote(value, safe=""), json.dumps(value)[1:-1], html.escape(value)}
-    grams = {g for g in (value[i:i + FRAGMENT_CHARS] for i in range(max(1, len(value) - FRAGMENT_CHARS + 1)))
-             if not _WORDLIKE.fullmatch(g)}
+    if not value or len(value) < MIN_SECRET_CHARS:
+        return   # "abc" guards nothing, and removing it would mangle ordinary text
     with _lock:
-        if forms <= _secrets and grams <= _grams:
+        confine = judge_only or _in_cases(value)
+        if value in _values and (value in _confined) == confine:
             return
-        _secrets.update(f for f in forms if len(f) >= MIN_SECRET_CHARS)
-        _grams.update(g for g in grams if len(g) >= FRAGMENT_CHARS)
-        alts = sorted(_secrets, key=len, reverse=True)
-        _pattern = re.compile("|".join(re.escape(s) for s in alts))
-        _fragments = frozenset(_grams)
+        _values.add(value)
+        if confine:
+            _confined.add(value)
+        else:
+            _confined.discard(value)
+        _rebuild()
 
 
 def register_url(url: str | None) -> None:
@@ -103,7 +185,7 @@ def register_judge_key(spec: dict | None) -> None:
 
 def scrub(text: str) -> str:
     """``text`` without any registered secret or fragment of one (a text that only looks like a
-    credential is left alone).
+    credential is left alone; a confined secret is left too: see :func:`scrub_judge`).
 
     >>> register("tok-dt-Z3k8Wq1R")
     >>> scrub("echo: {'Authorization': 'Bearer tok-dt-Z3k8Wq1R'}")
@@ -111,12 +193,25 @@ def scrub(text: str) -> str:
     >>> scrub("docs: send Authorization: Bearer tok12345678, api_key=demo1234")
     'docs: send Authorization: Bearer tok12345678, api_key=demo1234'
     """
+    return _scrub(text, _pattern, _fragments)
+
+
+def scrub_judge(text: str) -> str:
+    """``text`` from the judge (a reply, an error, a header) without any registered secret, confined
+    ones included."""
+    return _scrub(text, _judge_pattern, _judge_fragments)
+
+
+def scrub_judge_obj(obj):
+    """:func:`scrub_judge` applied to every string (keys too) of a JSON-like value."""
+    return _walk(obj, scrub_judge)
+
+
+def _scrub(text: str, pat, grams) -> str:
     if not isinstance(text, str) or not text:
         return text
-    pat = _pattern
     if pat is not None:
         text = pat.sub(MASK, text)
-    grams = _fragments
     if grams:
         text = _without_fragments(text, grams)
     return text
@@ -164,12 +259,16 @@ def scrub_obj(obj):
     >>> register("sk-dt-O9b1Kd3F"); scrub_obj({"sk-dt-O9b1Kd3F": ["a sk-dt-O9b1Kd3F"], "n": 1})
     {'***': ['a ***'], 'n': 1}
     """
+    return _walk(obj, scrub)
+
+
+def _walk(obj, fn):
     if isinstance(obj, str):
-        return scrub(obj)
+        return fn(obj)
     if isinstance(obj, dict):
-        return {scrub_obj(k): scrub_obj(v) for k, v in obj.items()}
+        return {_walk(k, fn): _walk(v, fn) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return type(obj)(scrub_obj(v) for v in obj)
+        return type(obj)(_walk(v, fn) for v in obj)
     return obj
 
 

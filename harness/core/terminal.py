@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+"""C0 and C1 controls, and the code points XML 1.0 forbids outright (lone surrogates, U+FFFE, U+FFFF)."""
 
 
 def printable(text: str) -> str:
@@ -16,7 +17,10 @@ def printable(text: str) -> str:
 
     >>> printable("bad\\x01id\\x1b[31mRED\\tok\\n")
     'bad\\\\x01id\\\\x1b[31mRED\\tok\\n'
+    >>> printable("a\\ufffeb\\uffff")
+    'a\\\\ufffeb\\\\uffff'
     """
     if not isinstance(text, str) or not _CONTROL.search(text):
         return text
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                        text)

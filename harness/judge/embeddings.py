@@ -222,7 +222,7 @@ async def answer(gw, cell: Cell, body, record_type, error_reply) -> tuple[int, d
         cached=cached, attempts=max(attempts, 1 if not cached else 0),
         prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=0, key=key, step="embeddings",
         error=error, usage=resp is None or "prompt_tokens" in usage,
-        reply_fit=None if resp is None else "not asked"))
+        reply_fit=None if resp is None else "not asked", **gw.observe(cell, "embeddings", body, resp)))
     if error is not None:
         return _error(status, error)
     return 200, resp

@@ -35,6 +35,7 @@ from urllib.parse import quote, unquote
 
 from harness.cases.load import load_cases
 from harness.core.records import Ledger
+from harness.judge import template
 from harness.judge.accounting import add_call, usage_of
 from harness.judge.budget import CellBudgets
 from harness.judge.cache import MODES, JudgeCache, is_sampled, request_key
@@ -80,6 +81,14 @@ class CallRecord:
     reply_fit: str | None = None
     """Did the reply fit the requested ``response_format``: ``fits``, ``not asked`` or the misfit (an
     observation; the reply is handed on as it came); None when there was no reply."""
+    prompt_hash: str = ""
+    """The hash of the prompt template sent, case text taken out (:func:`harness.judge.template.template_hash`)."""
+    reply_hash: str = ""
+    """The hash of the judge's reply text ("" without a reply: :func:`harness.judge.template.reply_hash`)."""
+    judge: str = ""
+    """The judge's fingerprint: the reply's model, and its system_fingerprint where the server gives one."""
+    sampling: str = ""
+    """The sampling settings the request asked for (:func:`harness.judge.template.sampling`)."""
     refused: bool = False
     """The judge refused a Responses API request (a chat-only server: 404, or 400 "not supported":
     :func:`harness.judge.responses_api.is_refusal`). The refusal went back to the vendor as it came, and the vendor's own fallback decides
@@ -91,6 +100,9 @@ class _CellBook:
     ledger: Ledger = field(default_factory=Ledger)
     calls: list = field(default_factory=list)
     repeats: dict = field(default_factory=lambda: defaultdict(int))
+    pieces: list | None = None
+    """The cell's case-specific strings (its case's texts, then what the judge said in the cell), taken
+    out of its prompts before the template hash (:mod:`harness.judge.template`)."""
 
 
 def step_hint(body: dict) -> str:
@@ -117,7 +129,7 @@ class Gateway:
 
     def __init__(self, upstream, *, cache: JudgeCache | None = None, mode: str = "live",
                  policy: RetryPolicy | None = None, host: str = "127.0.0.1", port: int = 0,
-                 keep_ledger: bool = True, embeddings=None):
+                 keep_ledger: bool = True, embeddings=None, cases=None):
         if mode not in MODES:
             raise ValueError(f"unknown cache mode {mode!r}; known: {', '.join(MODES)}")
         if mode != "live" and cache is None:
@@ -132,6 +144,9 @@ class Gateway:
         memory does not grow with every request."""
         self.embeddings = embeddings
         """Upstream of ``/v1/embeddings`` (``harness.judge.embeddings``); None: the embedded model, made on first use."""
+        self.cases = cases if cases is not None else {}
+        """(run, case id) -> Case of the cells in flight, for the prompt template hash (the runner's worker
+        fills it; a case missing here only leaves its text in the hash)."""
         self._books: dict[Cell, _CellBook] = defaultdict(_CellBook)
         self.budgets = CellBudgets()
         """Each open cell's time budget (``harness.judge.budget``): the runner opens it, :meth:`take` closes it."""
@@ -284,6 +299,26 @@ class Gateway:
             book.ledger = add_call(book.ledger, rec)
             book.calls.append(rec)
 
+    def observe(self, cell: Cell, route: str, body: dict, resp: dict | None) -> dict:
+        """The drift sentinel's fields of a call record (:mod:`harness.judge.template`): the prompt template
+        hash, the reply hash and the judge fingerprint. What the judge says joins the cell's case-specific
+        strings, so a later step quoting it hashes to the same template whatever it said."""
+        if not self.keep_ledger:
+            return {}
+        with self._lock:
+            book = self._books[cell]
+            if book.pieces is None:
+                book.pieces = template.case_pieces(self.cases.get((cell.run, cell.case)))
+            pieces = book.pieces
+        out = {"prompt_hash": template.template_hash(route, body, pieces),
+               "reply_hash": template.reply_hash(route, resp), "judge": template.judge_fingerprint(resp),
+               "sampling": template.sampling(route, body)}
+        more = template.said(route, resp)
+        if more:
+            with self._lock:
+                book.pieces = template.merge(book.pieces, more)
+        return out
+
     def _repeat_index(self, cell: Cell, key: str) -> int:
         with self._lock:
             book = self._books[cell]
@@ -425,7 +460,8 @@ class Gateway:
             cell=cell, seq=0, started=started, latency_ms=(time.perf_counter() - t0) * 1000.0,
             ok=error is None, cached=cached, attempts=max(attempts, 1 if not cached else 0),
             prompt_tokens=pt, completion_tokens=ct, key=key, step=step, error=error,
-            usage=has_usage, reply_fit=reply_fit(body, resp) if error is None else None, refused=refused))
+            usage=has_usage, reply_fit=reply_fit(body, resp) if error is None else None, refused=refused,
+            **self.observe(cell, route, body, resp)))
         if error is not None:   # the judge's own error reply, as it came, when it gave one
             return (status, answered) if answered is not None else _error(status, error)
         return 200, resp

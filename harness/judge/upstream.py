@@ -26,6 +26,7 @@ from harness.cases.load import case_digest
 from harness.core import redact
 from harness.judge.cache import judge_identity
 from harness.judge.reference import REFERENCE_VERSION, ReferenceJudge
+from harness.judge.replycap import ACCEPT_ENCODING, HELD, RepliesHeld, ReplyTooLarge, UndecodableReply, read_capped
 from harness.judge.responses_api import ROUTE as RESPONSES
 from harness.judge.responses_api import chat_view, error_body, is_responses, response_of
 from harness.metric import registry
@@ -95,29 +96,6 @@ ERROR_BODY_BYTES = 64 * 1024
 """How much of an error reply's body is read (its reason keeps only its start)."""
 
 
-class ReplyTooLarge(Exception):
-    """A reply body over the cap (:func:`read_capped`)."""
-
-
-async def read_capped(response, limit: int, *, cut: bool = False) -> bytes:
-    """The body of an ``httpx`` streaming response, read chunk by chunk and never more than ``limit``
-    bytes held: :class:`ReplyTooLarge` as soon as it is larger (announced by ``Content-Length`` or
-    counted), or, with ``cut``, the first ``limit`` bytes (an error body, of which only the start is kept)."""
-    declared = response.headers.get("content-length", "")
-    if not cut and declared.isdigit() and int(declared) > limit:
-        raise ReplyTooLarge(int(declared))
-    parts, size = [], 0
-    async for chunk in response.aiter_bytes():
-        if size + len(chunk) > limit:
-            if not cut:
-                raise ReplyTooLarge(size + len(chunk))
-            parts.append(chunk[:limit - size])
-            break
-        parts.append(chunk)
-        size += len(chunk)
-    return b"".join(parts)
-
-
 @dataclass
 class RetryPolicy:
     """Bounded retries with exponential backoff and jitter; Retry-After wins when given."""
@@ -183,7 +161,11 @@ class ReferenceUpstream:
             if len(self._digests) > 4096:
                 self._digests.clear()
             digest = self._digests[(cell.run, cell.case)] = case_digest(self._case(cell))
-        version = getattr(registry.get(cell.metric), "version", "?")
+        try:
+            version = getattr(registry.get(cell.metric), "version", "?")
+        except registry.UnknownMetric as e:   # e.g. Azure's metric asking a `judge serve` of the main environment
+            raise UpstreamError(f"reference judge: no rubric for this request: {e}", status=400,
+                                retryable=False) from None
         return f"reference-v{REFERENCE_VERSION}|{cell.metric}@{version}|{digest}"
 
     def _case(self, cell: Cell):
@@ -219,16 +201,21 @@ class HttpEndpoint:
     """How its errors name it."""
 
     def __init__(self, url: str, model: str, key_env: str | None, timeout_s: float = 120.0,
-                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES, key_confined: bool = False):
         self.url = url.rstrip("/")
         self.model = model
         self.key_env = key_env
         self.__key = os.environ.get(key_env, "") if key_env else ""
-        redact.register(self.__key)
+        redact.register(self.__key, judge_only=key_confined)
+        self.key_confined = key_confined or redact.confined(self.__key)
+        """The key occurs in the case text: it is removed from each reply here, where it comes from the
+        judge, and not from the cases (:mod:`harness.run.keyguard`)."""
         redact.register_url(self.url)
         self._timeout = timeout_s
         self.max_reply_bytes = max_reply_bytes
-        """A reply body larger than this is refused, read no further (:func:`read_capped`)."""
+        """A reply body larger than this, raw or decoded, is refused, read no further
+        (:func:`harness.judge.replycap.read_capped`)."""
+        HELD.at_least(2 * max_reply_bytes)   # one call holds at most its raw and its decoded body
         self._client = None
 
     def __repr__(self):
@@ -237,8 +224,8 @@ class HttpEndpoint:
     def redact(self, text: str, limit: int | None = None) -> str:
         """``text`` without the key (or any credential, or a fragment of one: error bodies can echo
         headers), cut to ``limit`` characters after it is scrubbed (:func:`harness.core.redact.cut`)."""
-        text = text.replace(self.__key, "***") if self.__key else text
-        return redact.cut(text, limit) if limit is not None else redact.scrub(text)
+        text = redact.scrub_judge(text.replace(self.__key, "***") if self.__key else text)
+        return redact.scrub_judge(redact.cut(text, limit)) if limit is not None else redact.scrub(text)
 
     async def _post(self, cell: Cell, route: str, body: dict, bad_body_retryable: bool = False) -> dict:
         """POST ``body`` to ``<url>/<route>``; the JSON reply, or :class:`UpstreamError` (timeouts,
@@ -248,7 +235,8 @@ class HttpEndpoint:
 
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self._timeout)
-        headers = {"Content-Type": "application/json", "X-Harness-Cell": cell.header()}
+        headers = {"Content-Type": "application/json", "X-Harness-Cell": cell.header(),
+                   "Accept-Encoding": ACCEPT_ENCODING}
         if self.__key:
             headers["Authorization"] = f"Bearer {self.__key}"
         try:
@@ -259,7 +247,14 @@ class HttpEndpoint:
                 encoding = r.encoding or "utf-8"
         except ReplyTooLarge:
             raise UpstreamError(f"{self.what} reply is larger than the {self.max_reply_bytes / 2**20:g} MB cap "
-                                "(--max-reply-mb); refused, read no further", status=502, retryable=False) from None
+                                "(--max-reply-mb), counted decoded; refused, read no further", status=502,
+                                retryable=False) from None
+        except RepliesHeld as e:
+            raise UpstreamError(f"{self.what} replies being read at once would hold more than "
+                                f"{e.args[0] / 2**20:g} MB; this one was refused, read no further", status=503) from None
+        except UndecodableReply as e:
+            raise UpstreamError(self.redact(f"{self.what} reply's Content-Encoding does not decode: {e}; refused", 240),
+                                status=502, retryable=False) from None
         except httpx.TimeoutException:
             raise UpstreamError(f"{self.what} timed out after {self._timeout:.0f}s", status=504) from None
         except httpx.HTTPError as e:
@@ -272,11 +267,12 @@ class HttpEndpoint:
             raise UpstreamError(self.redact(f"{self.what} HTTP {status}: {text}", 320), status=status,
                                 retryable=False, body=error_body(self.redact(text)))
         try:
-            return json.loads(raw)
+            reply = json.loads(raw)
         except (ValueError, RecursionError):
             shown = self.redact(raw[:400].decode(encoding, "replace"), 120)
             raise UpstreamError(f"{self.what} replied with a body that is not JSON: {shown!r}",
                                 retryable=bad_body_retryable) from None
+        return redact.scrub_judge_obj(reply) if self.key_confined else reply
 
     async def aclose(self):
         if self._client is not None:

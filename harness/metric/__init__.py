@@ -4,10 +4,9 @@ Layer: imports only :mod:`harness.core`. The documented imports stay short::
 
     from harness.metric import Endpoint, Metric, register
 
-Importing this package sets the vendor switches (telemetry off, no dotenv, no hub downloads:
-:mod:`harness.metric.vendor_env`) before any metric can import its vendor.
+The vendor switches (telemetry off, no dotenv, no hub downloads: :mod:`harness.metric.vendor_env`) are set by
+whatever runs the harness (the command, its workers, ``harness.evaluate``), never by importing this package.
 """
-from harness.metric import vendor_env  # noqa: F401 - imported for its effect: the vendor switches
 from harness.metric.protocol import (
     Endpoint,
     JudgeHTTPError,

@@ -1,10 +1,15 @@
 """Vendor switches set before any vendor import: telemetry off, no dotenv, no hub downloads.
 
-Called from ``harness/__init__.py``, so it runs before any adapter can import a vendor package.
+They are in force wherever the harness works and nowhere else: a process the harness owns (the ``harness``
+command, its workers, its Ray actors, the test suite) sets them for its whole life with
+:func:`quiet_vendors`; inside a team's own process (a notebook, a pytest session with the plugin),
+:func:`switches` sets them for the length of one harness call (``harness.evaluate``) and puts the caller's
+values back after. Importing ``harness`` or loading its pytest plugin changes no environment variable.
 Values are forced, not defaulted: a user's environment cannot turn telemetry back on in a run.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
@@ -55,12 +60,40 @@ FORCED = {
 
 
 def quiet_vendors() -> None:
-    """Force the switches above into ``os.environ``."""
+    """Force the switches above into ``os.environ`` for the rest of this process (a process the harness owns)."""
     os.environ.update(FORCED)
 
 
-quiet_vendors()   # on import: :mod:`harness.metric` imports this module, and every metric imports harness.metric
-# (the registry too, before it loads any metric), so the switches are set before any vendor can be imported
+_held = 0
+_saved: dict[str, str] = {}
+_held_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def switches():
+    """The switches in ``os.environ`` while the block runs (a harness call inside a team's own process);
+    on leaving the outermost block the environment is the caller's again, whole: the switches, and whatever a
+    vendor's import or the harness's own relays set meanwhile (grpc's GRPC_VERBOSITY at DeepEval's import,
+    MLflow's OPENAI_API_BASE), are put back to the caller's value or unset.
+    Nested and concurrent blocks share one saved copy: the last to leave restores it."""
+    global _held
+    with _held_lock:
+        if _held == 0:
+            _saved.clear()
+            _saved.update(os.environ)
+            os.environ.update(FORCED)
+        _held += 1
+    try:
+        yield
+    finally:
+        with _held_lock:
+            _held -= 1
+            if _held == 0:
+                for k in [k for k in os.environ if k not in _saved]:
+                    del os.environ[k]
+                for k, v in _saved.items():
+                    if os.environ.get(k) != v:
+                        os.environ[k] = v
 
 
 IMPORT_LOCK = threading.RLock()

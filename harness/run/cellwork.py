@@ -107,6 +107,8 @@ class WorkerSpec:
     """``harness.judge.embeddings.EmbedConfig`` of the gateway's /v1/embeddings route (None: the embedded model)."""
     metric_args: dict = field(default_factory=dict)
     """metric name -> keyword arguments of its adapter class, as in ``RunOptions``."""
+    log_dir: str | None = None
+    """The run directory: a worker process writes its vendors' log records to ``vendor-w<N>.log`` there."""
 
 
 @dataclass(frozen=True)
@@ -155,14 +157,15 @@ def make_gateway(spec: WorkerSpec, cases: dict, cache):
             raise WorkerFailed(f"--judge-key-env {judge.key_env}: the variable {judge.key_env} is not set in this "
                                f"worker's environment (host {socket.gethostname()}); set it where the workers run")
         upstream = HttpUpstream(judge.url, judge.model, judge.key_env, timeout_s=spec.call_timeout_s,
-                                max_reply_bytes=getattr(judge, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES))
+                                max_reply_bytes=getattr(judge, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES),
+                                key_confined=getattr(judge, "key_confined", False))
     if spec.upstream_wrapper is not None:
         upstream = spec.upstream_wrapper(upstream)
     policy = RetryPolicy(max_attempts=spec.retry_attempts, base_delay_s=spec.retry_base_delay_s,
                          timeout_s=spec.call_timeout_s)
 
     return Gateway(upstream, cache=cache, mode=spec.mode, policy=policy,
-                   embeddings=make_upstream(spec.embeddings, spec.call_timeout_s))
+                   embeddings=make_upstream(spec.embeddings, spec.call_timeout_s), cases=cases)
 
 
 class CellWorker:
@@ -197,6 +200,7 @@ class CellWorker:
         order = [n for n in metrics if callable(getattr(self._cls(n), "prepare", None))]
         self._ready = {n: concurrent.futures.Future() for n in order}
         began = time.time()
+        self._began = (order, began)
         # Cells that need no vendor run while the vendors import, and two threads importing one module at
         # once can leave it half made: what those cells import lazily is imported here first (the
         # aligner's rapidfuzz; the embedded model imports under harness.metric.vendor_env.IMPORT_LOCK).
@@ -217,6 +221,14 @@ class CellWorker:
                 on_ready(self.startup)
 
         threading.Thread(target=load, name="harness-vendor-import", daemon=True).start()
+
+    def startup_so_far(self) -> dict:
+        """The start-up facts of a worker whose vendor imports had not all finished when its cells ran out
+        (``imported``: the metrics whose vendor was ready)."""
+        order, began = getattr(self, "_began", ([], time.time()))
+        return {"metrics": order, "ready": None, "import_s": None, "unfinished": True,
+                "imported": [n for n in order if self._ready[n].done()], "waited_s": round(time.time() - began, 3),
+                "cores": usable_cores()}
 
     async def _vendor_ready(self, name: str) -> str | None:
         """None once the metric's vendor is imported; else why it could not be."""
@@ -298,7 +310,20 @@ def store_done(store, cache, wrapper, done: CellDone) -> None:
     if done.report is not None and callable(getattr(wrapper, "absorb", None)):
         wrapper.absorb(done.report)
     store.write_cell(done.case_id, done.metric, done.version, done.digest, done.result, done.ledger, done.calls,
-                     done.wall_ms, repeat=done.repeat)
+                     done.wall_ms, repeat=done.repeat, vendor=vendor_versions(done.metric))
+
+
+@functools.lru_cache(maxsize=None)
+def vendor_versions(metric: str) -> str:
+    """The metric's vendor distributions and their installed versions, as the drift sentinel records them
+    (``deepeval 4.3.1, openai 1.109.1``; "" for a metric that names none)."""
+    from harness.run.spec import package_versions  # noqa: PLC0415 - lazy: importlib.metadata only when a cell is stored
+
+    try:
+        names = registry.get(metric).vendor_packages or ()
+    except Exception:  # noqa: BLE001 - an unknown metric's cell records no vendor
+        return ""
+    return ", ".join(f"{p} {v or 'not installed'}" for p, v in package_versions(names).items())
 
 
 async def run_in_process(spec: WorkerSpec, tasks, metrics, cache, on_done, on_ready=None) -> None:
@@ -374,7 +399,8 @@ async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek
     except asyncio.TimeoutError:
         return CellResult.error(f"cell timed out after {timeout_s:g}s")
     except Exception as e:  # noqa: BLE001 - isolation: a cell's failure is that cell's error
-        return CellResult.error(error_reason(e, peek() if peek else None), detail={"raised_in": raised_in(e)})
+        return CellResult.error(error_reason(e, peek() if peek else None),
+                                detail={"raised_in": raised_in(e), "exception": vendor_exception(e)})
 
 
 def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
@@ -398,6 +424,29 @@ def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
     detail = {**result.detail, "vendor_status": result.status, "vendor_score": result.score,
               "vendor_reason": result.reason, "vendor_flags": list(result.flags)}
     return CellResult.error(reason, result.units, detail=detail)
+
+
+def vendor_exception(exc: BaseException) -> str:
+    """The qualified type of the exception behind ``exc`` that the vendor's code raised: a wrapper of the
+    project's own (a class under ``adapters.`` or ``harness.``, raised ``from`` the vendor's exception, as
+    ``RagasStepError`` names the failed step) is unwrapped to its cause, so a failure compares with stock
+    use by the vendor's exception (builtins unqualified, as the stock-parity scripts name them).
+
+    >>> class StepError(RuntimeError): pass
+    >>> StepError.__module__ = "adapters.x"
+    >>> try:
+    ...     try:
+    ...         raise KeyError("k")
+    ...     except KeyError as inner:
+    ...         raise StepError("step 'nli' failed") from inner
+    ... except StepError as e:
+    ...     vendor_exception(e)
+    'KeyError'
+    """
+    while type(exc).__module__.split(".")[0] in ("adapters", "harness") and exc.__cause__ is not None:
+        exc = exc.__cause__
+    kind = type(exc)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
 def raised_in(exc: BaseException) -> str:

@@ -7,22 +7,30 @@ punctuation marks, plus 3 tokens per message (close to a BPE tokenizer on Englis
 tokenizer may count 10-30% differently). Per-answer means over the sample, times the number of cases,
 give the calls, tokens and money per metric, and the time at a given concurrency and latency.
 
-The reference judge needs annotated cases. For unannotated cases the canonical set stands in, scaled
-by the ratio of the cases' text size (question, passages, answer) to the canonical set's: a rougher
-figure, and the output says so.
+The reference judge needs annotated cases. An unannotated case (a team's own data) gets stand-in labels for the
+estimate only (:func:`stand_in`): each sentence of its answer a claim, supported by the passage sentence that
+shares most words with it (not found where none shares any). The vendors then render their prompts on the team's
+own questions, passages and answers, so a long passage or a many-sentence answer costs what it will cost, and a
+metric that does not apply (a citation check on answers with no markers) costs nothing.
+
+Calls that sibling metrics share through the judge cache (the same request, sent by two metrics of one vendor)
+are billed once when the run will use the cache (a real judge's default): the estimate runs with a cache of its
+own then, and counts a cache hit as no call and no token.
 """
 from __future__ import annotations
 
 import math
+import os
 import re
 import tempfile
 from dataclasses import dataclass, replace
 
 from harness.cases.defaults import packaged_cases
 from harness.cases.load import CaseSet, load_cases
+from harness.core.records import Annotation, Claim, Evidence
 from harness.judge.reference import unannotated
 from harness.judge.responses_api import chat_view, completion_view, is_responses
-from harness.run.runner import JudgeConfig, run
+from harness.run.runner import JudgeConfig, effective_cache_mode, run
 from harness.store.runstore import RunStore
 
 PER_MESSAGE = 3
@@ -62,7 +70,10 @@ class Recount:
         self.kind, self.model = upstream.kind, upstream.model
 
     def scope(self, cell):
-        return self.inner.scope(cell)
+        """The reference judge's cache scope without the metric: a real judge answers one request the same whichever
+        metric sent it, so sibling metrics' identical requests share one cached answer, as in the run."""
+        kind, _metric, digest = self.inner.scope(cell).split("|", 2)
+        return f"{kind}|estimate|{digest}"
 
     async def aclose(self):
         close = getattr(self.inner, "aclose", None)
@@ -121,8 +132,52 @@ def sample_of(cases: list, n: int) -> list:
     return [cases[int(i * step)] for i in range(n)]
 
 
-def _size(case) -> int:
-    return count_tokens(" ".join([case.question, case.answer] + [c.text for c in case.contexts]))
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """Sentence spans of ``text`` (stripped of surrounding spaces; empty ones dropped).
+
+    >>> _spans("Bake at 350 F. Cool it!  ")
+    [(0, 14), (15, 23)]
+    """
+    out = []
+    for m in _SENTENCE.finditer(text or ""):
+        a, b = m.start(), m.end()
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a and re.search(r"\w", text[a:b]):
+            out.append((a, b))
+    return out
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"\w+", text) if len(w) > 2}
+
+
+def stand_in(case):
+    """The case with stand-in labels for the estimate (an annotated case is returned as it is): each answer
+    sentence a claim, supported by the passage sentence sharing most words with it, else not found.
+
+    >>> from harness.core.records import Case, Context
+    >>> c = stand_in(Case("x", "q?", (Context("1", "Heat to 350 F. Bake 8 minutes."),), "Bake for 8 minutes.", None))
+    >>> [(cl.text, cl.label, cl.evidence[0].start) for cl in c.annotation.claims]
+    [('Bake for 8 minutes.', 'supported', 15)]
+    """
+    if case.annotation is not None:
+        return case
+    passages = [(ctx, a, b, _words(ctx.text[a:b])) for ctx in case.contexts for a, b in _spans(ctx.text)]
+    claims = []
+    for a, b in _spans(case.answer):
+        words = _words(case.answer[a:b])
+        best = max(passages, key=lambda p: len(words & p[3]), default=None)
+        if best is not None and words & best[3]:
+            claims.append(Claim(case.answer[a:b], (a, b), "supported", (Evidence(best[0].id, best[1], best[2]),)))
+        else:
+            claims.append(Claim(case.answer[a:b], (a, b), "not_found"))
+    return replace(case, annotation=Annotation(tuple(claims), answerable=True, abstention=False))
 
 
 def estimate(opts, sample: int = 30) -> Estimate:
@@ -130,30 +185,28 @@ def estimate(opts, sample: int = 30) -> Estimate:
     its judge: the metrics run on ``sample`` cases in a temporary directory against the reference judge."""
     cases = list(opts.cases)
     proxy = bool(unannotated(cases)) if cases else True
-    basis = load_cases(packaged_cases()) if proxy else cases
-    chosen = sample_of(list(basis), sample)
-    scale = 1.0
-    if proxy and cases:
-        scale = (sum(map(_size, cases)) / len(cases)) / (sum(map(_size, chosen)) / len(chosen))
+    basis = [stand_in(c) for c in cases] if cases else list(load_cases(packaged_cases()))
+    chosen = sample_of(basis, sample)
+    shared = effective_cache_mode(opts) != "live"   # the run will share identical requests through its cache
     with tempfile.TemporaryDirectory(prefix="harness-estimate-") as tmp:
         sub = replace(opts, cases=CaseSet("(estimate sample)", tuple(chosen), "estimate"),
-                      judge=JudgeConfig(), cache_mode="live", cache_path=None, out_dir=tmp, run_id="estimate",
-                      progress=False, upstream_wrapper=Recount, workers=1, ray=None, repeats=1)
+                      judge=JudgeConfig(), cache_mode="record" if shared else "live",
+                      cache_path=os.path.join(tmp, "cache.sqlite") if shared else None, out_dir=tmp,
+                      run_id="estimate", progress=False, upstream_wrapper=Recount, workers=1, ray=None, repeats=1,
+                      reuse_cells=False)
         out = run(sub)
         store = RunStore.open(out.store_path)
         try:
-            df = store.cells()
+            calls = store.calls()
         finally:
             store.close()
+    n = len(chosen)
     per = []
-    for m in opts.metrics:
-        d = df[(df["metric"] == m) & (df["status"] != "not_applicable")]
-        if not len(d):
-            per.append(MetricEstimate(m, 0.0, 0.0, 0.0))
-            continue
-        per.append(MetricEstimate(m, float(d["calls"].mean()), float(d["prompt_tokens"].mean()) * scale,
-                                  float(d["completion_tokens"].mean()) * scale))
-    return Estimate(len(cases), len(chosen), proxy, scale, tuple(per), getattr(opts, "repeats", 1))
+    for m in opts.metrics:   # per answer of the sample: a metric that does not apply to an answer costs nothing there
+        d = calls[(calls["metric"] == m) & (calls["cached"] == 0)]
+        per.append(MetricEstimate(m, len(d) / n, float(d["prompt_tokens"].sum()) / n,
+                                  float(d["completion_tokens"].sum()) / n))
+    return Estimate(len(cases), n, proxy, 1.0, tuple(per), getattr(opts, "repeats", 1))
 
 
 def lines(est: Estimate, shorts: dict[str, str], price=None, concurrency: int = 8,
@@ -165,8 +218,8 @@ def lines(est: Estimate, shorts: dict[str, str], price=None, concurrency: int = 
            "against the offline reference judge, nothing sent to the judge; tokens counted as words and "
            f"punctuation + {PER_MESSAGE} per message"]
     if est.proxy:
-        out.append(f"  the cases carry no annotation: the canonical set stands in, scaled by their text size "
-                   f"(x{est.scale:.2f}); a rough figure")
+        out.append("  the cases carry no annotation: for the estimate only, each answer sentence stands in as a claim "
+                   "supported by the passage sentence closest to it (the prompts are rendered on your own text)")
     out.append(f"  {'metric':{w}}  {'calls/ans':>9}  {'tokens/ans':>10}  {'calls':>9}  {'tokens':>12}  money")
     tc = tt = 0.0
     money_total = 0.0 if price is not None else None

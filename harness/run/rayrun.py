@@ -69,9 +69,21 @@ def connect(address: str):
                  runtime_env={"env_vars": env}, logging_level="WARNING",
                  log_to_driver=False, ignore_reinit_error=True)
     except (ConnectionError, ValueError, RuntimeError) as e:
-        raise RayUnavailable(f"--ray {address}: no Ray cluster to connect to ({' '.join(str(e).split())[:200]}); "
+        raise RayUnavailable(f"--ray {address}: no Ray cluster to connect to ({_cause(e)}); "
                              "start one with 'ray start --head' (see harness/run/rayrun.py)") from None
     return ray
+
+
+def _cause(e: BaseException, limit: int = 400) -> str:
+    """Ray's error on one line, whole when short; a long one keeps its start and its end (where Ray says why).
+
+    >>> _cause(RuntimeError("Failed to connect. " + "x" * 500 + " Cause: version mismatch.")).endswith("Cause: version mismatch.")
+    True
+    """
+    text = " ".join(str(e).split()) or type(e).__name__
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit // 3]} ... {text[-(limit - limit // 3):]}"
 
 
 def _reachable(address: str) -> None:
@@ -135,7 +147,7 @@ def run_on_ray(address: str, spec, tasks, metrics, on_done, *, concurrency: int,
             while pool.has_next():
                 on_done(pool.get_next_unordered())
         except ray.exceptions.RayActorError as e:
-            raise WorkerFailed(f"a Ray actor died ({' '.join(str(e).split())[:200]}); finished cells are stored, "
+            raise WorkerFailed(f"a Ray actor died ({_cause(e)}); finished cells are stored, "
                                "rerun with the same --run-id to compute the rest") from None
         except ray.exceptions.RayTaskError as e:
             raise WorkerFailed(f"a Ray worker failed: {' '.join(str(e).split())[:300]}") from None

@@ -7,7 +7,7 @@ import os
 import secrets
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.cases.load import CaseSet, case_digest
 from harness.core.records import Case
@@ -18,9 +18,11 @@ from harness.judge.reference import refuse_unannotated
 from harness.judge.upstream import DEFAULT_MAX_REPLY_BYTES, RetryPolicy
 from harness.metric import registry
 from harness.run.cellwork import CellTask, WorkerSpec, run_in_process, store_done
+from harness.run.keyguard import confine_key
 from harness.run.progress import Progress
 from harness.run.rundir import RunLock, check_run_id
 from harness.run.spec import build_spec
+from harness.run.vendorlog import VendorLog, log_path, offsets, summary
 from harness.store.repeats import finished as finished_repeats
 from harness.store.runstore import FINAL, RunStore, StoreWriteError
 
@@ -39,6 +41,9 @@ class JudgeConfig:
     """Injected latency per call, reference judge only (benchmarks)."""
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     """An HTTP judge's reply larger than this is refused, read no further (``--max-reply-mb``)."""
+    key_confined: bool = False
+    """The key occurs in the run's case text: it is removed from the judge's replies, errors and headers
+    only, never from the cases (:mod:`harness.run.keyguard`)."""
 
     @property
     def is_reference(self) -> bool:
@@ -139,6 +144,8 @@ def run(opts: RunOptions) -> RunOutcome:
 
         refuse_unannotated(opts.cases)
 
+    if opts.judge.key_env:   # a key that is also case text: said now, kept out of the judge's text only
+        opts.judge = confine_key(opts.judge, opts.cases)
     run_id = check_run_id(opts.run_id or default_run_id())
     if opts.ray:   # no cluster there: one clear error (RayUnavailable) before the run directory is made
         from harness.run.rayrun import connect  # noqa: PLC0415 - lazy: Ray is an optional extra, slow to import
@@ -160,7 +167,7 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
         store.close()
         raise ValueError(f"run {run_id!r} exists with another judge ({old.get('judge')}); use a new --run-id")
     for key in ("embeddings", "metric_args"):
-        if old and key in old and old[key] != spec[key]:
+        if old and key in old and _differ(key, old[key], spec[key]):
             store.close()
             raise ValueError(f"run {run_id!r} exists with other {key} ({old[key]}); use a new --run-id")
     store.write_spec(spec)
@@ -173,7 +180,12 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
         store.close()
         raise StoreWriteError(os.path.join(run_dir, "spec.json"), e) from None
     try:
-        computed, reused = _run_cells(opts, run_id, store, classes, mode)
+        since = offsets(run_dir)
+        with VendorLog(log_path(run_dir)):   # vendors' log records to vendor.log, not the terminal
+            computed, reused = _run_cells(opts, run_id, store, classes, mode, run_dir)
+        if opts.progress:
+            for line in summary(run_dir, since):
+                print(line, file=sys.stderr)
         counts = status_counts(store)
         repeat_errors = store.rows("SELECT COUNT(*) FROM repeat_cells WHERE status = 'error'")[0][0] \
             if opts.repeats > 1 else 0
@@ -181,6 +193,14 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
         store.close()
     return RunOutcome(run_id, run_dir, os.path.join(run_dir, RunStore.FILENAME), computed, reused, counts,
                       repeat_errors)
+
+
+def _differ(key: str, old, new) -> bool:
+    """Does a resume change a setting? Metric arguments are compared for the metrics both passes run (a
+    cascade's stages resume one run, each pass with its own metric)."""
+    if key != "metric_args" or not isinstance(old, dict) or not isinstance(new, dict):
+        return old != new
+    return any(old[m] != new[m] for m in set(old) & set(new))
 
 
 def _open_cache(opts: RunOptions, mode: str):
@@ -205,7 +225,8 @@ def _worker_spec(opts: RunOptions, run_id: str, mode: str, cache, workers: int, 
                       upstream_wrapper=wrapper, embeddings=opts.embeddings, metric_args=dict(opts.metric_args))
 
 
-def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mode: str) -> tuple[int, int]:
+def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mode: str,
+               run_dir: str | None = None) -> tuple[int, int]:
     """Compute the cells left to compute, in this process, in ``opts.workers`` processes or on Ray;
     every finished cell is written here (the single writer)."""
 
@@ -267,7 +288,8 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
                                    judge_bound)
         else:
             workers = max(1, min(opts.workers, total))
-        spec = _worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1)
+        spec = replace(_worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1),
+                       log_dir=run_dir if workers > 1 and not opts.ray else None)
         progress = Progress(total, reused, enabled=opts.progress)
         startup: list = []
 
@@ -292,8 +314,12 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
                                            on_ready=lambda facts: startup.append({**facts, "worker": 0})))
         finally:
             progress.close()
-        if startup:   # each worker's vendor imports (start-up, paid once per worker process)
-            store.write_meta("startup", sorted(startup, key=lambda f: f["worker"]))
+        if startup:   # each worker's vendor imports (start-up, paid once per worker process): one record per worker,
+            # the finished one where a worker reported both (its imports ended as its cells ran out)
+            one = {}
+            for f in sorted(startup, key=lambda f: bool(f.get("unfinished"))):
+                one.setdefault(f["worker"], f)
+            store.write_meta("startup", [one[w] for w in sorted(one)])
         return total + replayed, reused
     finally:
         if memo is not None:

@@ -37,11 +37,12 @@ def package_versions(names=ENGINE_PACKAGES) -> dict[str, str | None]:
 def git_hash() -> str | None:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        r = subprocess.run(["git", "--no-optional-locks", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
+                           timeout=5)   # --no-optional-locks: never an index.lock in the user's checkout
         h = r.stdout.strip() if r.returncode == 0 else None
         if h:
-            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                                   capture_output=True, text=True, timeout=5).stdout.strip()
+            dirty = subprocess.run(["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no"],
+                                   cwd=here, capture_output=True, text=True, timeout=5).stdout.strip()
             return h + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         pass

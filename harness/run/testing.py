@@ -8,6 +8,17 @@ cell cache, same run store), and fails a test with one line per failing case and
     def test_support_bot_answers_are_grounded():
         assert_grounded("tests/rag_cases.jsonl", {"inhouse.span": 0.8}, per_case=0.5)
 
+One test item per case, as DeepEval users parametrize over goldens (:func:`case_params`)::
+
+    from harness.run.testing import assert_grounded, case_params
+
+    @pytest.mark.parametrize("case", case_params("tests/rag_cases.jsonl"))
+    def test_each_answer_is_grounded(case):
+        assert_grounded(case, {"inhouse.span": 0.8})
+
+Cases are anything ``harness.evaluate`` takes: a case file, a list of dicts or a DataFrame (the harness's
+field names, or Ragas' or DeepEval's). An errored cell always fails the test (a judge fault is never a pass).
+
 The ``groundedness`` fixture (this module is a pytest plugin, registered under ``pytest11``; with plugin
 autoload off, ``-p harness.run.testing``) hands out the same with the judge and cache taken from the
 environment, so CI replays recorded judge answers with no key:
@@ -25,11 +36,11 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from harness.cases.defaults import resolve_cases
-from harness.cases.load import CaseSet, load_cases
+from harness.cases.sets import case_set, one_case_sets
 from harness.judge.reference import refuse_unannotated
 from harness.metric import registry
 from harness.metric.extras import select
+from harness.metric.vendor_env import switches
 from harness.run.runner import JudgeConfig, RunOptions, run
 from harness.store.runstore import RunStore
 
@@ -38,7 +49,23 @@ try:   # the fixture, when pytest is there (a test run); the assert helper needs
 except ImportError:  # pragma: no cover - pytest is not a dependency of the engine
     pytest = None
 
-__all__ = ["Scores", "assert_grounded", "groundedness", "score"]
+__all__ = ["Scores", "assert_grounded", "case_params", "groundedness", "score"]
+
+OWN_SWITCHES = {"--cache record": "HARNESS_CACHE_MODE=record (or cache_mode='record')",
+                "--cache replay": "HARNESS_CACHE_MODE=replay (or cache_mode='replay')",
+                "--cache-path": "HARNESS_CACHE_PATH (or cache_path=)"}
+"""A reason the engine words for the command line, said with this helper's own switches."""
+
+
+def _own_words(reason: str | None) -> str | None:
+    """A cell's reason, its command-line switches named as this helper's.
+
+    >>> _own_words("not in the judge cache (request 1a2b, step 'x'); rerun with --cache record")
+    "not in the judge cache (request 1a2b, step 'x'); rerun with HARNESS_CACHE_MODE=record (or cache_mode='record')"
+    """
+    for cli, here in OWN_SWITCHES.items():
+        reason = reason.replace(cli, here) if reason else reason
+    return reason
 
 
 @dataclass(frozen=True)
@@ -112,12 +139,11 @@ def judge_from_env():
 
 def score(cases, metrics, judge=None, *, out_dir: str | None = None, cache_path: str | None = None,
           cache_mode: str | None = None, run_id: str | None = None, workers: int = 1) -> Scores:
-    """Score ``cases`` (a case file, a :class:`~harness.cases.load.CaseSet`) with ``metrics`` (names or
+    """Score ``cases`` (a case file, a :class:`~harness.cases.load.CaseSet`, rows as ``harness.evaluate`` takes) with ``metrics`` (names or
     vendor prefixes) through the engine; ``judge`` a :class:`~harness.run.runner.JudgeConfig` (None: from
     the environment, else the reference judge)."""
 
-    if not isinstance(cases, CaseSet):
-        cases = load_cases(resolve_cases(os.fspath(cases)))
+    cases = case_set(cases)
     spec = ",".join(metrics) if not isinstance(metrics, str) else metrics
     names, _ = select(spec, registry.resolve(spec))
     judge = judge or judge_from_env() or JudgeConfig()
@@ -128,14 +154,15 @@ def score(cases, metrics, judge=None, *, out_dir: str | None = None, cache_path:
                       cache_mode=cache_mode or os.environ.get("HARNESS_CACHE_MODE") or "auto",
                       cache_path=cache_path or os.environ.get("HARNESS_CACHE_PATH") or None,
                       progress=False, workers=workers)
-    outcome = run(opts)
+    with switches():   # the vendor switches for this call only: the test session's environment after
+        outcome = run(opts)
     store = RunStore.open(outcome.store_path)
     try:
         rows = store.rows("SELECT case_id, metric, status, score, reason FROM cells ORDER BY metric, case_id")
     finally:
         store.close()
-    cells = tuple((c, m, s, float(v) if s == "scored" and v is not None and not math.isnan(v) else None, r)
-                  for c, m, s, v, r in rows)
+    cells = tuple((c, m, s, float(v) if s == "scored" and v is not None and not math.isnan(v) else None,
+                   _own_words(r)) for c, m, s, v, r in rows)
     return Scores(outcome.run_id, outcome.run_dir, cells)
 
 
@@ -150,6 +177,12 @@ def assert_grounded(cases, minimums: dict[str, float], *, per_case=None, judge=N
         raise AssertionError(f"groundedness below threshold in run {got.run_id} ({got.run_dir}):\n  "
                              + "\n  ".join(failed))
     return got
+
+
+def case_params(cases) -> list:
+    """One ``pytest.param`` per case (its id the test id), for ``@pytest.mark.parametrize``; each is a one-case set
+    that :func:`assert_grounded` and :func:`score` take."""
+    return [pytest.param(one, id=one.cases[0].id) for one in one_case_sets(cases)]
 
 
 if pytest is not None:

@@ -34,7 +34,9 @@ import threading
 import time
 from multiprocessing.connection import wait
 
+from harness.metric.vendor_env import quiet_vendors
 from harness.run.cellwork import CellWorker, WorkerFailed, plain_thread_pool, usable_cores
+from harness.run.vendorlog import VendorLog, log_path
 
 __all__ = ["WorkerFailed", "default_workers", "run_in_processes", "worker_cores", "worker_main"]
 
@@ -66,25 +68,47 @@ def memory_workers() -> int:
     return max(1, kb * 1024 // WORKER_BYTES)
 
 
-def auto_workers(cells: int, judge_bound: bool, cores: int | None = None) -> int:
+def machine_load() -> float:
+    """Runnable processes on the machine, averaged over the last minute (0.0 where it cannot be read)."""
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return 0.0
+
+
+def idle_cores(cores: int, load: float) -> int:
+    """Cores the machine leaves free to this run: the cores less the load already on them, rounded to the nearest
+    whole core, at least one.
+
+    >>> idle_cores(2, 0.1), idle_cores(2, 0.9), idle_cores(2, 2.0), idle_cores(8, 3.2)
+    (2, 1, 1, 5)
+    """
+    return max(1, int(cores - max(0.0, load) + 0.5))
+
+
+def auto_workers(cells: int, judge_bound: bool, cores: int | None = None, load: float | None = None) -> int:
     """``--workers`` left unset: how many worker processes are fastest for a run of ``cells`` vendor cells.
 
     One, when the run is judge-bound (a real judge, whose calls take seconds: one process keeps every
     call of ``--concurrency`` in flight, and a second only splits them while paying for its imports and
     ~1 GB) or too small for a second worker's vendor imports to pay; else one more per
-    :data:`CELLS_PER_EXTRA_WORKER` cells, up to the cores and to what the memory available holds. The
-    offline reference judge is CPU-bound even with an injected latency of 200 ms per call (measured:
-    2 workers were faster there too).
+    :data:`CELLS_PER_EXTRA_WORKER` cells, up to the cores the machine leaves idle (the load already on them
+    counts: on a 2-core machine at load 1-2, a second worker only takes turns with the other load, and measured
+    1.9x slower than one) and to what the memory available holds. The offline reference judge is CPU-bound even
+    with an injected latency of 200 ms per call (measured: 2 workers were faster there on a quiet machine).
 
-    >>> auto_workers(199, False, 2), auto_workers(240, False, 2), auto_workers(1920, False, 2)
+    >>> auto_workers(199, False, 2, 0.0), auto_workers(240, False, 2, 0.0), auto_workers(1920, False, 2, 0.0)
     (1, 2, 2)
-    >>> auto_workers(50000, True, 2), auto_workers(50000, False, 4) == min(4, memory_workers())
+    >>> auto_workers(1920, False, 2, 1.2), auto_workers(1920, False, 2, 2.5)
+    (1, 1)
+    >>> auto_workers(50000, True, 2, 0.0), auto_workers(50000, False, 4, 0.0) == min(4, memory_workers())
     (1, True)
     """
     cores = cores or default_workers()
     if judge_bound:
         return 1
-    return max(1, min(cores, 1 + cells // CELLS_PER_EXTRA_WORKER, memory_workers()))
+    free = idle_cores(cores, machine_load() if load is None else load)
+    return max(1, min(free, 1 + cells // CELLS_PER_EXTRA_WORKER, memory_workers()))
 
 
 def worker_cores(n: int) -> list[int] | None:
@@ -215,16 +239,21 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
             os.sched_setaffinity(0, {core})
         except OSError:    # a container that forbids it: the worker runs where the OS puts it
             pass
+    quiet_vendors()   # this process is the harness's own: the switches hold for its life, before any vendor import
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the runner's to handle
     # A cell finished as the runner went away must not print the queue's broken-pipe traceback onto the
     # terminal the runner shared (the runner says how to resume; this worker exits at once, below).
     results_q._ignore_epipe = True
     threading.Thread(target=_exit_with_parent, args=(parent_pid,), name="harness-parent-watch", daemon=True).start()
 
+    vlog = VendorLog(log_path(spec.log_dir, index)) if spec.log_dir else contextlib.nullcontext()
     try:
-        worker = CellWorker(spec, remote=True)
-        worker.prepare(metrics, on_ready=lambda facts: results_q.put(("ready", {**facts, "worker": index})))
-        asyncio.run(_serve(worker, tasks_q, results_q))
+        with vlog:
+            worker = CellWorker(spec, remote=True)
+            worker.prepare(metrics, on_ready=lambda facts: results_q.put(("ready", {**facts, "worker": index})))
+            asyncio.run(_serve(worker, tasks_q, results_q))
+            if worker.startup is None:   # out of cells before its vendors imported: it is in the record all the same
+                results_q.put(("ready", {**worker.startup_so_far(), "worker": index}))
     except BaseException as e:  # noqa: BLE001 - reported to the runner, which fails the run
         msg = " ".join(str(e).split())[:300]
         results_q.put(("error", f"worker process {index} failed: {type(e).__name__}: {msg}"))

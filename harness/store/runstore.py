@@ -11,6 +11,8 @@ Tables (``RunStore.open(path).cells()`` etc. return DataFrames):
   cache apart, live replies without usage, replies that did not fit the asked format), wall time,
   versions;
 - ``units``: per-unit verdicts of each cell;
+- ``cell_drift``: per cell, the drift sentinel: vendor versions, prompt-template and reply hashes, judge
+  fingerprint (:mod:`harness.store.drift`);
 - ``calls``: one row per judge request of each cell: timing, attempts, tokens, whether the reply
   carried usage and whether it fit the requested format (``reply_fit``), the cache key, the error,
   and ``step``: the json_schema name, else the first 60 characters of the request's last user message
@@ -33,7 +35,7 @@ from harness.cases.load import case_digest, case_to_json
 from harness.core.records import CellResult, Ledger
 from harness.core.redact import scrub
 from harness.core.vocab import FINISHED
-from harness.store import repeats
+from harness.store import drift, repeats
 from harness.store.readonly import connect_readonly
 
 SCHEMA = """
@@ -114,6 +116,7 @@ class RunStore:
             self.db.execute("PRAGMA busy_timeout=10000")
             self.db.executescript(SCHEMA)
             self.db.executescript(repeats.schema(SCHEMA))
+            self.db.executescript(drift.SCHEMA)
             self._add_columns()
         except sqlite3.Error as e:
             raise StoreWriteError(path, e) from None
@@ -232,9 +235,11 @@ class RunStore:
         return row[0] if row else 0
 
     def write_cell(self, case_id: str, metric: str, metric_version: str, case_digest: str,
-                   result: CellResult, ledger: Ledger, calls: list, wall_ms: float, repeat: int = 0) -> None:
+                   result: CellResult, ledger: Ledger, calls: list, wall_ms: float, repeat: int = 0,
+                   vendor: str = "") -> None:
         """Write one finished cell, its units and its calls, atomically (repeat k > 0 of ``--repeats``: into
-        the repeat tables, :mod:`harness.store.repeats`)."""
+        the repeat tables, :mod:`harness.store.repeats`), with its drift facts (:mod:`harness.store.drift`;
+        ``vendor``: its vendor distributions' versions)."""
         cells_t, units_t, calls_t = repeats.tables(repeat)
         col, val = ("repeat, ", (repeat,)) if repeat else ("", ())
         attempt = self._attempt_of(case_id, metric, repeat) + 1
@@ -261,6 +266,7 @@ class RunStore:
                 [(*val, case_id, metric, i, c.started, c.latency_ms, int(c.ok), int(c.cached), c.attempts,
                   c.prompt_tokens, c.completion_tokens, c.key, scrub(c.step), scrub(c.error),
                   int(getattr(c, "usage", True)), getattr(c, "reply_fit", None)) for i, c in enumerate(calls)])
+            drift.write(cur, case_id, metric, repeat, drift.cell_facts(calls, vendor))
 
     # --- pandas views ------------------------------------------------------------------------
 
@@ -280,6 +286,10 @@ class RunStore:
     def calls(self):
         """DataFrame of judge requests."""
         return self._df("calls")
+
+    def drift(self, repeat: int = 0) -> dict[tuple[str, str], dict]:
+        """(case_id, metric) -> the cell's drift facts (:mod:`harness.store.drift`); {} for an older store."""
+        return drift.read(self.db, repeat)
 
     def rows(self, sql: str, params=()) -> list[tuple]:
         return list(self.db.execute(sql, params))

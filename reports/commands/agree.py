@@ -23,8 +23,10 @@ def add_parser(sub):
     a.add_argument("--json", action="store_true", help='print {"metrics": {name: {"n", "kappa", "kappa_ci", ...}}}')
     a.add_argument("--labels", help="a labels file of harness review: agreement with the team's own labels, "
                                     "also weighted by each answer's inclusion probability")
-    a.add_argument("--reviewers", help="with --labels: whose labels count, first finished wins (default: the "
-                                       "labels every finished reviewer agrees on)")
+    a.add_argument("--reviewers", help="with --labels: the raters whose agreed labels are gold (default: everyone "
+                                       "who labelled but the adjudicators)")
+    a.add_argument("--adjudicator", help="with --labels: whose labels settle the raters' disagreements (default: "
+                                         "those recorded in the labels file by harness review --adjudicator)")
     return a
 
 

@@ -36,6 +36,10 @@ def add_parser(sub):
     c.add_argument("--max-drop", type=float, default=0.05, metavar="D",
                    help="with --baseline: the largest mean drop allowed, as a share of the metric's range "
                         "(default 0.05)")
+    c.add_argument("--allow-setup-change", action="store_true",
+                   help="with --baseline: compare even when the baseline ran with another judge, metric version, "
+                        "metric argument, vendor version or with injected faults (refused by default: a score "
+                        "change from the setup alone is not a regression)")
     c.add_argument("--max-errors", type=int, metavar="N", help="at most N cells may have errored")
     c.add_argument("--junit", metavar="PATH", help="also write the result as JUnit XML to PATH")
     add_out_argument(c)
@@ -50,7 +54,7 @@ def run(args) -> int:
 def _run(args) -> int:
     from reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from reports.model.gate import check, junit_xml, lines, parse_min  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from reports.model.gate_cases import against_baseline, parse_min_case, per_case  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.model.gate_cases import against_baseline, parse_min_case, per_case, setup_changes  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     minimums = [parse_min(item) for item in args.min]
     maximums = [parse_min(item, "--max") for item in args.max]
@@ -68,6 +72,13 @@ def _run(args) -> int:
     baseline = load_run(args.baseline, args.out) if args.baseline is not None else None
     outcomes = check(data, minimums, args.max_errors, maximums) + per_case(data, case_minimums, case_maximums)
     if baseline is not None:
+        changes = setup_changes(data, baseline)
+        if changes and not args.allow_setup_change:
+            raise ValueError(f"--baseline {baseline.run_id} ran with another setup than {data.run_id}: "
+                             + "; ".join(changes) + " (a score change from these alone is not a regression; "
+                             "--allow-setup-change compares anyway)")
+        for change in changes:
+            print(f"baseline setup differs (--allow-setup-change): {change}")
         outcomes += against_baseline(data, baseline, args.max_drop)
     print("\n".join(lines(outcomes)))
     if args.junit:

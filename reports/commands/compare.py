@@ -15,11 +15,16 @@ def add_parser(sub):
                        description="Compare two runs of the same cases (two judges, two metric versions, two "
                                    "systems' answers): per metric the paired difference B - A over shared "
                                    "cases with a paired bootstrap 95% interval, cells that changed status, "
-                                   "the biggest movers. Writes compare.html and compare.md.")
+                                   "the biggest movers, and what the drift sentinel saw change (vendor versions, prompt "
+                                   "templates, judge fingerprints) with the cells that changed outcome with them. "
+                                   "Writes compare.html and compare.md.")
     p.add_argument("run_a", metavar="RUN_A", help=RUN_HELP)
     p.add_argument("run_b", metavar="RUN_B", help=RUN_HELP)
     add_out_argument(p)
     p.add_argument("--report-dir", help="write the pages here (default OUT/compare-<A>-vs-<B>)")
+    p.add_argument("--drift-card", metavar="FILE",
+                   help="also write a drift card (Markdown) of the two runs: one vendor's two versions side by "
+                        "side, every case whose outcome changed and why (docs/drift.md)")
     return p
 
 
@@ -47,6 +52,14 @@ def _run(args) -> int:
         print(f"{d.metric:36} {d.mean_a:.3f} -> {d.mean_b:.3f}  B-A {d.diff:+.3f} "
               f"[{d.low:+.3f}, {d.high:+.3f}]{mark}  ({d.n_pairs} paired)")
     print(f"status changes: {len(cmp.changes)}")
+    if cmp.drift is not None and cmp.drift.recorded:
+        print(f"outcome changes: {len(cmp.drift.changes)}")
+        for c in cmp.drift.changes:
+            print(f"  {c.metric} / {c.case_id}: {c.label_a} -> {c.label_b} ({'; '.join(c.causes)})")
+    if args.drift_card:
+        from reports.cards.drift import write_card  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+        print(f"drift card: {write_card(cmp, args.drift_card)}")
     print(f"compare: {html_path}")
     print(f"markdown: {md_path}")
     return 0

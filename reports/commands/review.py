@@ -3,6 +3,7 @@
 
     harness review RUN --labels team.sqlite --sample 50 --reviewer alice   # draw, then serve
     harness review --labels team.sqlite --reviewer bob                     # a second reviewer, same sample
+    harness review --labels team.sqlite --reviewer carol --adjudicator carol   # carol settles disagreements
     harness review --labels team.sqlite --kappa                            # inter-annotator kappa
     harness review --labels team.sqlite --export labelled.jsonl            # the labels as a case file
     harness agree RUN --labels team.sqlite                                 # metrics vs. the team's labels
@@ -38,36 +39,79 @@ def add_parser(sub):
                         "disagreement (default 0.5)")
     p.add_argument("--reviewer", default="reviewer", help="your name, saved with every label (default 'reviewer')")
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765; 0: any free port)")
+    p.add_argument("--next", type=int, metavar="N", help="draw N more answers from RUN where the two best metrics so far "
+                                                         "disagree (inclusion probabilities kept), then exit")
     p.add_argument("--kappa", action="store_true", help="print the reviewers' kappa and disagreements, then exit")
     p.add_argument("--export", metavar="CASES", help="write the labelled answers as a case file, then exit")
-    p.add_argument("--reviewers", help="whose labels --export takes, first finished wins (e.g. the adjudicator "
-                                       "first); default: the labels every finished reviewer agrees on")
+    p.add_argument("--reviewers", help="the raters whose kappa --kappa gives and whose agreed labels --export takes "
+                                       "(default: everyone who labelled but the adjudicators)")
+    p.add_argument("--adjudicator", metavar="NAME", help="record NAME in the labels file as an adjudicator: their "
+                                                         "labels settle disagreements and they are not a rater")
     return p
 
 
 def run(args) -> int:
     """Draw (when needed), then serve, report kappa or export."""
-    from reports.review.store import LabelStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    import sqlite3  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
+    from reports.review.store import LabelsFileError, LabelStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    _check_options(args)
     try:
         store = LabelStore(args.labels)
+    except LabelsFileError as e:
+        raise BadInput(str(e)) from None
     except Exception as e:  # noqa: BLE001 - not a SQLite file, unwritable folder: one line, exit 2
         raise BadInput(f"--labels {args.labels}: cannot be opened as a labels file ({e})") from None
     try:
-        if not store.has_sample():
-            _draw(store, args)
-        elif args.source:
-            meta = store.meta()
-            print(f"review: {args.labels} already holds its sample ({meta.get('size')} answers from "
-                  f"{meta.get('source')} {meta.get('name')}, seed {meta.get('seed')}); SOURCE and --sample are not "
-                  "used again", flush=True)
-        if args.kappa:
-            return _kappa(store)
-        if args.export:
-            return _export(store, args)
-        return _serve(store, args)
+        return _run(store, args)
+    except sqlite3.Error as e:   # a file that opened but cannot be read through (cut short, damaged)
+        raise BadInput(f"--labels {args.labels}: cannot be opened as a labels file ({e})") from None
+    except LabelsFileError as e:
+        raise BadInput(str(e)) from None
     finally:
         store.close()
+
+
+def _check_options(args) -> None:
+    """Options that are wrong whatever the labels file holds: said before anything is drawn or served."""
+    import os  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    from harness.run.checks import port  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    from reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    try:
+        port(args.port)
+        args.reviewer = reviewer_name(args.reviewer)
+    except ValueError as e:
+        raise BadInput(str(e) if str(e).startswith("--port") else f"--reviewer {e}") from None
+    if args.export and os.path.isdir(args.export):
+        raise BadInput(f"--export {args.export}: is a folder; give the path of the case file to write")
+
+
+def _run(store, args) -> int:
+    """The command on an open labels file."""
+    if args.next is not None:
+        return _next(store, args)
+    if not store.has_sample():
+        _draw(store, args)
+    if getattr(args, "adjudicator", None):
+        from reports.review.server import NAME as VALID  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+        if not VALID.match(args.adjudicator):
+            raise BadInput(f"--adjudicator {args.adjudicator!r}: expected 1-64 letters, digits, spaces or . @ - _")
+        store.add_adjudicator(args.adjudicator)
+    elif args.source:
+        meta = store.meta()
+        print(f"review: {args.labels} already holds its sample ({meta.get('size')} answers from "
+              f"{meta.get('source')} {meta.get('name')}, seed {meta.get('seed')}); SOURCE and --sample are not "
+              "used again", flush=True)
+    if args.kappa:
+        return _kappa(store, args)
+    if args.export:
+        return _export(store, args)
+    return _serve(store, args)
 
 
 def _draw(store, args) -> None:
@@ -87,12 +131,39 @@ def _draw(store, args) -> None:
           f"(seed {args.seed}, uniform share {args.uniform_share}) into {args.labels}", flush=True)
 
 
-def _kappa(store) -> int:
+def _next(store, args) -> int:
+    from reports.review.next_wave import draw_next  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    if not store.has_sample():
+        raise BadInput(f"--next adds to a sample: {args.labels} holds none yet (harness review RUN --labels "
+                       f"{args.labels} --sample N draws the first)")
+    if not args.source:
+        raise BadInput("--next needs the run the sample was drawn from: harness review RUN --labels L --next N")
+    if args.next < 1:
+        raise BadInput(f"--next {args.next}: expected at least 1 answer")
+    try:
+        n, pair, left = draw_next(store, args.labels, args.source, args.out, args.next, args.seed, args.uniform_share)
+    except (FileNotFoundError, ValueError) as e:
+        raise BadInput(str(e)) from None
+    lean = f"where {' and '.join(pair)} disagree" if pair else "where the metrics' scores spread (no two kappas yet)"
+    print(f"review: drew {n} more of the {left} answers not yet drawn, leaning toward answers {lean}, into "
+          f"{args.labels}; label them with harness review --labels {args.labels} --reviewer NAME")
+    return 0
+
+
+def _kappa(store, args) -> int:
     from reports.review import reviewers  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     picks = store.picks()
     order = [p.case_id for p in picks]
-    k = reviewers.compare(order, {c: store.case_json(c)["answer"] for c in order}, store.latest())
+    names = [r.strip() for r in (args.reviewers or "").split(",") if r.strip()] or None
+    latest = store.latest()
+    unknown = [r for r in names or [] if r not in latest]
+    if unknown:
+        raise BadInput(f"--reviewers: no labels by {unknown[0]!r} in {args.labels}; reviewers: "
+                       f"{', '.join(sorted(latest)) or '(none yet)'}")
+    k = reviewers.compare(order, {c: store.case_json(c)["answer"] for c in order}, latest, names,
+                          store.adjudicators())
     print(reviewers.text(k))
     return 0
 
@@ -105,18 +176,19 @@ def _export(store, args) -> int:
         lab = collect(store, names)
     except ValueError as e:
         raise BadInput(str(e)) from None
-    n = write_cases(lab, args.export)
+    try:
+        n = write_cases(lab, args.export)
+    except OSError as e:
+        raise BadInput(f"--export {args.export}: cannot write the case file ({e.strerror or e})") from None
     left = ", ".join(f"{k} {w}" for w, k in lab.left_out.items()) or "none"
     print(f"review: wrote {n} labelled answers to {args.export} (left out: {left})")
     return 0
 
 
 def _serve(store, args) -> int:
-    from reports.review.server import NAME as REVIEWER  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from reports.review.server import serve  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
-    if not REVIEWER.match(args.reviewer):
-        raise BadInput(f"--reviewer {args.reviewer!r}: expected 1-64 letters, digits, spaces or . @ - _")
+    store.check_writable()   # a file the app cannot save to is refused now, not after the first label
 
     def ready(url: str) -> None:
         print(f"review: {len(store.picks())} answers, reviewer {args.reviewer}, labels {args.labels}", flush=True)

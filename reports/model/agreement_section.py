@@ -141,15 +141,17 @@ def terminal(data, results: list[MetricAgreement], names: dict[str, str]) -> str
     w = max([len(n) for n in names.values()] + [6])
     for target in TARGETS:
         lines.append(f"answers, target {TARGET_WORDS[target]}:")
-        lines.append(f"  {'metric':{w}}  {'n':>4}  {'kappa [95% CI]':22}  {'bal.acc [95% CI]':22}  "
-                     f"{'AUROC [95% CI]':22}  best thr  left out")
+        lines.append(f"  {'metric':{w}}  {'n':>4}  {'base':>4}  {'raw agreement [95% CI]':22}  {'kappa [95% CI]':22}  "
+                     f"{'bal.acc [95% CI]':22}  {'AUROC [95% CI]':22}  best thr  left out")
         for a in results:
             f = a.answers[target]
             p = f.point
             k = with_ci(p.kappa, f.ci["kappa"]) if p else "\u2013"
             ba = with_ci(p.balanced_accuracy, f.ci["balanced_accuracy"]) if p else "\u2013"
             best = f"{f.best.threshold:8.2f}" if f.best else "       \u2013"
-            lines.append(f"  {names.get(a.metric, a.metric):{w}}  {f.n:>4}  {k:22}  {ba:22}  "
+            base = f"{f.positives / f.n:.0%}" if f.n else "\u2013"
+            acc = with_ci(p.accuracy, f.ci["accuracy"]) if p else "\u2013"
+            lines.append(f"  {names.get(a.metric, a.metric):{w}}  {f.n:>4}  {base:>4}  {acc:22}  {k:22}  {ba:22}  "
                          f"{with_ci(f.auroc, f.auroc_ci):22}  {best}  {excluded_text(a)}")
         lines.append("")
     lines += [f"{names.get(a.metric, a.metric)}: {a.rule}" for a in results]

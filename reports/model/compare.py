@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reports.model.drift import drift
 from reports.model.matrix import build
 from reports.model.stats import bootstrap_ci
 
 SIGNIFICANT = "\u25cf"
 """The mark of a difference whose paired interval excludes 0, in the terminal and on the pages alike."""
+AGREE = "nothing in the specs or the case digests: the runs should agree"
+"""The one line of "what differs" when nothing does."""
 MOVERS = 5
 """Biggest movers shown per metric."""
 
@@ -72,6 +75,9 @@ class Comparison:
     changes: list[StatusChange]
     only_metrics_a: list[str] = field(default_factory=list)
     only_metrics_b: list[str] = field(default_factory=list)
+    drift: object = None
+    """The drift sentinel's comparison (:class:`reports.model.drift.Drift`): vendor versions, prompt
+    templates, judge fingerprints, and the cells that changed outcome with them."""
 
     @property
     def label_a(self) -> str:
@@ -134,7 +140,7 @@ def differences(a, b) -> list[str]:
     for p in sorted(set(pa) & set(pb)):
         if pa[p] != pb[p]:
             out.append(f"package: {p} {pa[p]} -> {pb[p]}")
-    return out or ["nothing in the specs or the case digests: the runs should agree"]
+    return out or [AGREE]
 
 
 def _option_differences(sa: dict, sb: dict) -> list[str]:
@@ -179,6 +185,11 @@ def compare(a, b) -> Comparison:
     ca, cb = build(a), build(b)
     changes = [StatusChange(c, m, ca[(c, m)].status, cb[(c, m)].status, ca[(c, m)].label, cb[(c, m)].label)
                for m in metrics for c in shared if ca[(c, m)].status != cb[(c, m)].status]
-    return Comparison(a, b, differences(a, b), shared, [c for c in a.case_ids if c not in set(b.case_ids)],
+    sentinel = drift(a, b, metrics, shared)
+    named = differences(a, b)
+    if sentinel.lines():   # what the sentinel saw change, per metric, beside the specs' differences
+        named = [x for x in named if x != AGREE] + sentinel.lines()
+    return Comparison(a, b, named, shared, [c for c in a.case_ids if c not in set(b.case_ids)],
                       [c for c in b.case_ids if c not in set(a.case_ids)], diffs, changes,
-                      [m for m in a.metrics if m not in b.metrics], [m for m in b.metrics if m not in a.metrics])
+                      [m for m in a.metrics if m not in b.metrics], [m for m in b.metrics if m not in a.metrics],
+                      sentinel)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from harness.cases.load import CaseFileError, case_digest, load_cases, parse_case
 from harness.core.records import Case
+from harness.core.vocab import CELL_STATUSES
 from harness.metric import registry
 from harness.store.repeats import all_cells
 from harness.store.runstore import RunStore
@@ -122,6 +123,7 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
         every = every if int(every["repeat"].max() if len(every) else 0) > 0 else None
     finally:
         store.close()
+    _known_statuses(path, cells)
     cells["flags"] = [json.loads(f) if isinstance(f, str) else [] for f in cells["flags"]]
     units["quotes"] = [json.loads(q) if isinstance(q, str) else [] for q in units["quotes"]]
     metrics, info = _metrics(spec, cells)
@@ -133,6 +135,16 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
     case_ids = [c for c in order if c in set(seen)] + [c for c in seen if c not in set(order)]
     return RunData(os.path.dirname(os.path.abspath(path)), spec, cells, units, calls, metrics, info,
                    case_ids, cases, note, every)
+
+
+def _known_statuses(path: str, cells) -> None:
+    """ValueError naming the store and the first cell whose status this harness does not write (a store edited
+    by hand, or by a newer version): said in one line, before any report reads the cells."""
+    bad = cells[~cells["status"].isin(CELL_STATUSES)]
+    if len(bad):
+        row = bad.iloc[0]
+        raise ValueError(f"{path}: cell {row['case_id']}/{row['metric']} has status {row['status']!r}, which this "
+                         f"harness does not write (known: {', '.join(CELL_STATUSES)})")
 
 
 def _metrics(spec: dict, cells) -> tuple[list[str], dict[str, MetricInfo]]:

@@ -39,11 +39,68 @@ def per_case(data, minimums: list[tuple[str, float]], maximums: list[tuple[str, 
             cell = cells[(case, metric)]
             name = f"{case} / {metric} {'>=' if is_floor else '<='} {value:g}"
             if cell.status == "scored":
-                out.append(Outcome(name, holds(cell.score, value, is_floor), f"score {cell.score:.4f}", case, metric))
+                ok = holds(cell.score, value, is_floor)
+                out.append(Outcome(name, ok, f"score {cell.score:.4f}" + ("" if ok else why(data, case, metric)),
+                                   case, metric))
             elif cell.status in ("error", "missing"):
                 out.append(Outcome(name, False, f"errored: {cell.reason or 'no reason recorded'}", case, metric))
             else:
                 out.append(Outcome(name, True, f"not a score ({cell.label}): skipped", case, metric, skipped=True))
+    return out
+
+
+def why(data, case: str, metric: str, limit: int = 3) -> str:
+    """The reason a case failed, from the metric's own unit verdicts: its units that are not supported (the
+    claim's text, the verdict, the judge's reason), or, for a whole-answer metric, the judge's reason."""
+    units = data.units
+    if units is None or not len(units):
+        return ""
+    mine = units[(units["case_id"] == case) & (units["metric"] == metric)]
+    bad = mine[mine["verdict"] != "supported"]
+    if not len(bad):
+        return ""
+    parts = []
+    for _, u in bad.head(limit).iterrows():
+        text = " ".join(str(u["text"]).split())
+        reason = " ".join(str(u["reason"] or "").split())
+        verdict = "" if u["verdict"] == "unsupported" else f"{u['verdict']} "
+        parts.append(f"{verdict}{text[:80]!r}" + (f" ({reason[:100]})" if reason else ""))
+    more = f"; {len(bad) - limit} more" if len(bad) > limit else ""
+    return f"; not supported ({len(bad)} of {len(mine)} unit(s)): " + "; ".join(parts) + more
+
+
+SETUP = "--allow-setup-change"
+"""The switch that compares against a baseline run made with another judge, metric or vendor version."""
+
+
+def setup_changes(data, baseline) -> list[str]:
+    """What differs between the two runs' setups, for the metrics they share: the judge (kind, URL, model, the
+    reference judge's version), each metric's version and arguments (a threshold), its vendor packages'
+    versions, and injected faults. A score change under any of them is not a regression of the system."""
+    a, b = baseline.spec, data.spec
+    out = []
+    ja, jb = a.get("judge") or {}, b.get("judge") or {}
+    for key in ("kind", "url", "model", "reference_version"):
+        if ja.get(key) != jb.get(key):
+            out.append(f"judge {key}: {ja.get(key)} -> {jb.get(key)}")
+    shared = [m for m in data.metrics if m in baseline.metrics]
+    va = {m["name"]: m for m in a.get("metrics") or []}
+    vb = {m["name"]: m for m in b.get("metrics") or []}
+    pa, pb = a.get("packages") or {}, b.get("packages") or {}
+    seen = set()
+    for m in shared:
+        if va.get(m, {}).get("version") != vb.get(m, {}).get("version"):
+            out.append(f"{m} version: {va.get(m, {}).get('version')} -> {vb.get(m, {}).get('version')}")
+        args_a, args_b = (a.get("metric_args") or {}).get(m, {}), (b.get("metric_args") or {}).get(m, {})
+        if args_a != args_b:
+            out.append(f"{m} arguments: {args_a or 'defaults'} -> {args_b or 'defaults'}")
+        for p in vb.get(m, {}).get("packages") or va.get(m, {}).get("packages") or ():
+            if p not in seen and pa.get(p) != pb.get(p):
+                seen.add(p)
+                out.append(f"{p}: {pa.get(p)} -> {pb.get(p)}")
+    for name, spec in (("baseline", a), ("this run", b)):
+        if spec.get("faults"):
+            out.append(f"{name} ran with injected judge faults ({spec['faults']})")
     return out
 
 

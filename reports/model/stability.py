@@ -11,8 +11,10 @@ construction (it reads labels), so the section says that instead of showing zero
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
+
+from harness.store.runstore import RunStore
 
 from reports.model import agreement_stats as A
 from reports.model.agreement import top_of
@@ -49,6 +51,16 @@ class MetricStability:
     same_score: float | None
     """Share of answers with the same score in every repeat."""
     rates: tuple[RepeatRates, ...] = ()
+    sampling: str = ""
+    """The sampling settings the metric's judge requests asked for (``temperature=0``; ``temperature=default``
+    where the vendor sent none), as the run recorded them ("" where it did not)."""
+
+    @property
+    def deterministic(self) -> bool:
+        """Every request of the metric asked for temperature 0: a judge that honours it answers a repeat the same,
+        so no flip is what such a judge shows whatever the metric; it says nothing about the metric's stability."""
+        parts = [p.strip() for p in self.sampling.split(";") if p.strip()]
+        return bool(parts) and all(p.startswith("temperature=0") and not p.startswith("temperature=0.") for p in parts)
 
 
 @dataclass
@@ -122,8 +134,27 @@ def compute(data) -> Stability:
     st = Stability(k, data.is_reference)
     if k < 2:
         return st
-    st.metrics = [metric_stability(data.repeats, m, k, top_of(m)) for m in data.metrics]
+    settings = sampling_of(data)
+    st.metrics = [replace(metric_stability(data.repeats, m, k, top_of(m)), sampling=settings.get(m, ""))
+                  for m in data.metrics]
     return st
+
+
+def sampling_of(data) -> dict[str, str]:
+    """metric -> the distinct sampling settings its cells' requests asked for, from the run's drift record
+    (``cell_drift.sampling``; {} for a store written before it)."""
+    try:
+        store = RunStore.open(data.run_dir)
+    except Exception:  # noqa: BLE001 - a run directory without a readable store: nothing recorded
+        return {}
+    try:
+        facts = store.drift()
+    finally:
+        store.close()
+    out: dict[str, set] = {}
+    for (_, metric), f in facts.items():
+        out.setdefault(metric, set()).update(p.strip() for p in (f.get("sampling") or "").split(";") if p.strip())
+    return {m: "; ".join(sorted(v)) for m, v in out.items()}
 
 
 TITLE = "Judge stability across repeats"
@@ -131,8 +162,9 @@ TRIVIAL = ("The reference judge reads the labels and answers the same way every 
            "stable by construction here: no spread, no flipped decision, full agreement between repeats. That is "
            "a property of this judge, not a finding about the metrics; rerun with a real judge and --repeats to "
            "measure it.")
-HEADS = ["metric", "answers", "score SD (mean / max)", "decision flips", "kappa between repeats",
+HEADS = ["metric", "request sampling", "answers", "score SD (mean / max)", "decision flips", "kappa between repeats",
          "same score every repeat", "unscored / NaN / error / misfit reply, per repeat"]
+NO_EVIDENCE = "deterministic judge settings: no evidence about stability"
 
 
 def _pct(v) -> str:
@@ -147,7 +179,10 @@ def row(s: MetricStability, name: str) -> list[str]:
     """One metric's row of the section's table."""
     per = "; ".join(f"r{r.repeat}: {_pct(r.unscored)} / {_pct(r.nan)} / {_pct(r.error)} / {_pct(r.misfit)}"
                     for r in s.rates)
-    return [name, str(s.answers), f"{_num(s.sd_mean)} / {_num(s.sd_max)}", _pct(s.flip_rate),
+    settings = s.sampling or "not recorded"
+    if s.deterministic and not s.flip_rate:
+        settings += f" ({NO_EVIDENCE})"
+    return [name, settings, str(s.answers), f"{_num(s.sd_mean)} / {_num(s.sd_max)}", _pct(s.flip_rate),
             "\u2013" if s.kappa is None else f"{s.kappa:.2f}", _pct(s.same_score), per]
 
 
@@ -160,10 +195,13 @@ def section(st: Stability, names: dict[str, str]):
     if st.trivial:
         b.parts.append(TRIVIAL)
         return b
-    b.parts.append("Score SD: the standard deviation of an answer's score over its repeats. Decision flips: the "
-                   "share of answers called grounded in one repeat and ungrounded in another (ungrounded below the "
-                   "top of the score range). A kappa difference between two metrics smaller than their flips may "
-                   "be judge noise.")
+    b.parts.append("Request sampling: the temperature (and top_p, seed, n where sent) each metric's judge requests "
+                   "asked for; 'default' means the vendor sent none and the server's own default applied. A metric "
+                   "whose every request asks for temperature 0 shows the judge's determinism, not its own stability: "
+                   "no flip there is no evidence either way. Score SD: the standard deviation of an answer's score over "
+                   "its repeats. Decision flips: the share of answers called grounded in one repeat and ungrounded in "
+                   "another (ungrounded below the top of the score range). A kappa difference between two metrics "
+                   "smaller than their flips may be judge noise.")
     b.parts.append(Table(HEADS, [row(s, names.get(s.metric, s.metric)) for s in st.metrics]))
     return b
 
@@ -176,5 +214,7 @@ def card_lines(st: Stability, metric: str) -> list[str]:
     if st.trivial:
         return ["## Judge Stability", "", TRIVIAL, ""]
     s = next(x for x in st.metrics if x.metric == metric)
-    return ["## Judge Stability", "", f"Over {st.repeats} repeats: score SD {_num(s.sd_mean)} (max "
-            f"{_num(s.sd_max)}), decisions flip on {_pct(s.flip_rate)} of {s.answers} answers.", ""]
+    note = f"; {NO_EVIDENCE}" if s.deterministic and not s.flip_rate else ""
+    return ["## Judge Stability", "", f"Over {st.repeats} repeats, requests at {s.sampling or 'unrecorded settings'}"
+            f"{note}: score SD {_num(s.sd_mean)} (max {_num(s.sd_max)}), decisions flip on {_pct(s.flip_rate)} of "
+            f"{s.answers} answers.", ""]

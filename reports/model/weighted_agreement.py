@@ -7,6 +7,10 @@ divided by the number of the run's answers the metric scored, which the run know
 design. Balanced accuracy and kappa are ratios of weighted counts (Hajek's form): nearly unbiased once the
 sample is not tiny.
 
+Superseded for ``harness agree --labels`` by :mod:`reports.model.design_estimates` (Hajek ratios, right when
+labelling stops partway, intervals inside the range); kept for its callers. The Horvitz-Thompson totals here are
+unbiased only when every drawn answer is labelled.
+
 Same target and threshold as :mod:`reports.model.agreement` (answer level, "hallucinated": some claim
 not_found or contradicted; the metric calls an answer ungrounded below the top of its range). Intervals: a
 seeded percentile bootstrap over the labelled answers, weights carried along.

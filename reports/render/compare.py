@@ -11,6 +11,10 @@ from reports.render.markdown import m, table
 INTRO = ("For each metric both runs have: the mean over the cases both runs scored, the mean paired "
          "difference B - A with a paired bootstrap 95% interval (cases resampled together), and the cases "
          "that moved most. A difference whose interval excludes 0 is marked " + SIGNIFICANT + ".")
+DRIFT_INTRO = ("Cells whose outcome (status, or score) differs between the runs, and what the drift sentinel saw "
+               "change with each: vendor version, prompt templates (by step), judge fingerprint, the judge's "
+               "replies, the vendor's parsing (same replies, other verdicts) or its scoring rule (same verdicts, "
+               "another score).")
 STATUS_INTRO = "Cells whose status differs between the runs (a score on one side, no score on the other, or two kinds of no score)."
 
 
@@ -59,8 +63,25 @@ def markdown(cmp) -> str:
                       [[m(c.case_id), m(c.metric), m(c.label_a), m(c.label_b)] for c in cmp.changes]), ""]
     else:
         out += ["None.", ""]
+    out += ["## Cells that changed outcome, and what changed with them", "", DRIFT_INTRO, ""]
+    out += _drift_md(cmp.drift)
     out += ["_Built from the two run stores by `harness compare`; nothing was re-scored._", ""]
     return "\n".join(out)
+
+
+def _drift_rows(drift) -> list[list[str]]:
+    return [[c.case_id, c.metric, c.label_a, c.label_b, "; ".join(c.causes)] for c in drift.changes]
+
+
+DRIFT_HEADS = ["case", "metric", "A", "B", "what changed with it"]
+
+
+def _drift_md(drift) -> list[str]:
+    if drift is None or not drift.recorded:
+        return ["Not recorded: a run was written before the drift sentinel.", ""]
+    if not drift.changes:
+        return ["None.", ""]
+    return [table(DRIFT_HEADS, [[m(x) for x in r] for r in _drift_rows(drift)]), ""]
 
 
 def html(cmp) -> str:
@@ -77,6 +98,13 @@ def html(cmp) -> str:
                    + "</tbody></table>")
     else:
         changes = "<p>None.</p>"
+    if cmp.drift is None or not cmp.drift.recorded:
+        drift = "<p>Not recorded: a run was written before the drift sentinel.</p>"
+    elif cmp.drift.changes:
+        drift = (f"<table><thead>{tr(DRIFT_HEADS, 'th')}</thead><tbody>"
+                 + "".join(tr(r) for r in _drift_rows(cmp.drift)) + "</tbody></table>")
+    else:
+        drift = "<p>None.</p>"
     title = f"Comparison: {cmp.a.run_id} vs {cmp.b.run_id}"
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{e(title)}</title><style>{CSS}</style></head><body><main>"
@@ -84,6 +112,8 @@ def html(cmp) -> str:
             f'<section id="differs"><h2>What differs</h2><ul>{diffs}</ul></section>'
             f'<section id="metrics"><h2>Per metric</h2><p>{e(INTRO)}</p><div class="scroll">{metrics}</div></section>'
             f'<section id="status"><h2>Cells that changed status</h2><p>{e(STATUS_INTRO)}</p>{changes}</section>'
+            f'<section id="drift"><h2>Cells that changed outcome, and what changed with them</h2>'
+            f'<p>{e(DRIFT_INTRO)}</p>{drift}</section>'
             '<p class="muted small">Built from the two run stores by <code>harness compare</code>; '
             "nothing was re-scored.</p></main></body></html>\n")
 

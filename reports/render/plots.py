@@ -9,6 +9,9 @@ CMAP = "YlGnBu"
 
 
 def _figure(w: float, h: float):
+    from harness.core.paths import matplotlib_home  # noqa: PLC0415 - lazy: only a plot needs it
+
+    matplotlib_home()
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
     from matplotlib.figure import Figure  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
 
@@ -54,6 +57,9 @@ def cost_chart(costs: list, labels: dict[str, str]) -> bytes:
 
 def score_style(v: float) -> str:
     """Inline background for a score cell (the heatmap's colour map)."""
+    from harness.core.paths import matplotlib_home  # noqa: PLC0415 - lazy: only a plot needs it
+
+    matplotlib_home()
     from matplotlib import colormaps  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
     from matplotlib.colors import to_hex  # noqa: PLC0415 - lazy: matplotlib costs ~0.5 s to import
 

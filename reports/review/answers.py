@@ -94,6 +94,9 @@ def check(case: dict, state: dict) -> dict:
     for i, c in enumerate(state["claims"]):
         if not isinstance(c, dict) or set(c) - CLAIM_FIELDS:
             raise ValueError(f"labels, field claims[{i}]: expected an object with {', '.join(sorted(CLAIM_FIELDS))}")
+        for end in ("start", "end"):
+            if not isinstance(c.get(end), int) or isinstance(c.get(end), bool):
+                raise ValueError(f"labels, field claims[{i}].{end}: expected a whole number, got {c.get(end)!r:.40}")
         if c.get("label") is not None and c["label"] not in LABELS:
             raise ValueError(f"labels, field claims[{i}].label: expected one of {', '.join(LABELS)} or null, "
                              f"got {c['label']!r}")

@@ -1,15 +1,16 @@
 """A review's labels as annotated cases (the case format), so the reference judge, every report and
 ``harness agree --labels`` read them like any annotation.
 
-Which reviewer's labels an answer takes: with ``reviewers`` given, the first of them who finished the
-answer (list the adjudicator first); without, the one reviewer who finished it, or the labels every
-reviewer who finished it agrees on. An answer nobody finished, or on which finished reviewers disagree
-with no one named to settle it, is left out and counted.
+The gold label of an answer: an adjudicator's labels where one has finished it (adjudicators are named in the
+labels file, ``harness review --adjudicator NAME``, or passed in); else the labels every rater who finished it
+agrees on (the raters: ``reviewers`` when given, else everyone who saved a label but the adjudicators). An answer
+no one finished is left out as not labelled yet (drawn but not labelled); an answer on which the raters disagree
+and no adjudicator has settled is left out and counted as an unresolved disagreement.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.cases.load import parse_case
 from harness.core.records import Case
@@ -33,6 +34,9 @@ class Labelled:
     """reason -> answers of the sample without usable labels."""
     chosen: dict[str, str]
     """case id -> whose labels were taken."""
+    gold: dict[str, str] = field(default_factory=dict)
+    """case id -> how its gold label was reached: ``adjudicated``, ``agreed`` (two raters or more) or ``one
+    reviewer``."""
 
 
 def _same(a: dict, b: dict) -> bool:
@@ -41,31 +45,39 @@ def _same(a: dict, b: dict) -> bool:
     return key(a) == key(b)
 
 
-def collect(store: LabelStore, reviewers: list[str] | None = None) -> Labelled:
-    """Pick each answer's labels (see the module docstring)."""
+NOT_LABELLED = "drawn, not labelled yet"
+UNRESOLVED = "reviewers disagree, not adjudicated"
+
+
+def collect(store: LabelStore, reviewers: list[str] | None = None,
+            adjudicators: list[str] | None = None) -> Labelled:
+    """Each answer's gold label (see the module docstring); ``adjudicators`` default to the labels file's."""
     latest = store.latest()
+    adj = list(adjudicators) if adjudicators is not None else store.adjudicators()
     unknown = [r for r in reviewers or [] if r not in latest]
     if unknown:
         raise ValueError(f"no labels by reviewer {unknown[0]!r} in {store.path}; "
                          f"reviewers: {', '.join(sorted(latest)) or '(none yet)'}")
+    raters = reviewers or [r for r in sorted(latest) if r not in adj]
     picks = store.picks()
-    cases, objects, chosen, left = {}, {}, {}, {}
+    cases, objects, chosen, left, gold = {}, {}, {}, {}, {}
     for p in picks:
-        done = {r: s[p.case_id] for r, s in latest.items() if answer_done(s.get(p.case_id))}
-        if reviewers:
-            who = next((r for r in reviewers if r in done), None)
-            why = "not finished by " + ", ".join(reviewers)
+        settled = next((a for a in adj if answer_done(latest.get(a, {}).get(p.case_id))), None)
+        done = {r: latest[r][p.case_id] for r in raters if answer_done(latest.get(r, {}).get(p.case_id))}
+        states = list(done.values())
+        if settled is not None:
+            who, kind = settled, "adjudicated"
+        elif states and all(_same(states[0], s) for s in states):
+            who, kind = next(iter(done)), ("agreed" if len(done) > 1 else "one reviewer")
         else:
-            states = list(done.values())
-            who = next(iter(done)) if states and all(_same(states[0], s) for s in states) else None
-            why = "reviewers disagree (name --reviewers to settle)" if len(done) > 1 else "not finished"
-        if who is None:
+            why = UNRESOLVED if len(done) > 1 else NOT_LABELLED
             left[why] = left.get(why, 0) + 1
             continue
-        obj = annotated_case(store.case_json(p.case_id), done[who])
-        objects[p.case_id], chosen[p.case_id] = obj, who
+        state = latest[who][p.case_id]
+        obj = annotated_case(store.case_json(p.case_id), state)
+        objects[p.case_id], chosen[p.case_id], gold[p.case_id] = obj, who, kind
         cases[p.case_id] = parse_case(obj, f"{store.path} answer {p.case_id}")
-    return Labelled(cases, objects, picks, left, chosen)
+    return Labelled(cases, objects, picks, left, chosen, gold)
 
 
 def write_cases(labelled: Labelled, path: str) -> int:

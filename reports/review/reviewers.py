@@ -6,7 +6,9 @@ Two reviewers: Cohen's kappa; three or more: Fleiss' kappa. Over the answers eve
 - answer level: "ungrounded" (some claim not_found or contradicted), yes or no.
 
 A disagreement is an answer where the reviewers' labels differ on a claim, where they split the answer into
-different claims, or where they differ on abstention or answerability.
+different claims, or where they differ on abstention or answerability. An adjudicator (named in the labels file,
+``harness review --adjudicator NAME``) is not a rater: their labels never enter the kappa, and a disagreement
+they have finished is settled (counted, no longer listed to adjudicate).
 """
 from __future__ import annotations
 
@@ -46,6 +48,14 @@ class Kappa:
     statistic: str
     """"Cohen" or "Fleiss"."""
     disagreements: list[Disagreement] = field(default_factory=list)
+    """Disagreements still to adjudicate."""
+    settled: list[Disagreement] = field(default_factory=list)
+    """Disagreements an adjudicator has finished."""
+    adjudicators: list[str] = field(default_factory=list)
+    answer_agreement: float | None = None
+    """Raw share of the answers on which every reviewer says the same ungrounded yes/no."""
+    base_rate: float | None = None
+    """Share of the reviewers' answer ratings that say ungrounded."""
 
 
 def cohen(a: list[str], b: list[str], categories) -> float | None:
@@ -87,10 +97,11 @@ def _kappa(ratings: list[list[str]], categories) -> float | None:
 
 
 def compare(order: list[str], answers: dict[str, dict], latest: dict[str, dict[str, dict]],
-            reviewers: list[str] | None = None) -> Kappa:
-    """Kappa and disagreements of ``reviewers`` (default: everyone who saved a label) over the sample
-    ``order`` (case ids); ``answers`` maps case id -> answer text, ``latest`` is ``LabelStore.latest()``."""
-    who = reviewers or sorted(latest)
+            reviewers: list[str] | None = None, adjudicators: list[str] | tuple = ()) -> Kappa:
+    """Kappa and disagreements of ``reviewers`` (default: everyone who saved a label but the adjudicators)
+    over the sample ``order`` (case ids); ``answers`` maps case id -> answer text, ``latest`` is
+    ``LabelStore.latest()``."""
+    who = reviewers or sorted(r for r in latest if r not in adjudicators)
     both = [cid for cid in order if who and all(answer_done(latest.get(r, {}).get(cid)) for r in who)]
     claim_ratings, answer_ratings, out = [], [], []
     for cid in both:
@@ -116,9 +127,14 @@ def compare(order: list[str], answers: dict[str, dict], latest: dict[str, dict[s
         if lines:
             out.append(Disagreement(cid, order.index(cid), tuple(lines)))
     agree = (sum(len(set(x)) == 1 for x in claim_ratings) / len(claim_ratings)) if claim_ratings else None
+    adj = [a for a in adjudicators if a not in who]
+    settled = [d for d in out if any(answer_done(latest.get(a, {}).get(d.case_id)) for a in adj)]
+    flat = [x for r in answer_ratings for x in r]
     return Kappa(who, len(both), len(claim_ratings), _kappa(claim_ratings, LABELS) if len(who) > 1 else None,
                  _kappa(answer_ratings, ("yes", "no")) if len(who) > 1 else None, agree,
-                 "Cohen" if len(who) == 2 else "Fleiss", out)
+                 "Cohen" if len(who) == 2 else "Fleiss", [d for d in out if d not in settled], settled, adj,
+                 (sum(len(set(r)) == 1 for r in answer_ratings) / len(answer_ratings)) if answer_ratings else None,
+                 flat.count("yes") / len(flat) if flat else None)
 
 
 def text(k: Kappa) -> str:
@@ -132,8 +148,11 @@ def text(k: Kappa) -> str:
     lines = [f"reviewers: {', '.join(k.reviewers)}; answers every reviewer finished: {k.answers}",
              f"claims ({k.statistic}'s kappa over {k.claims} claims with the same span): kappa {f(k.claim_kappa)}, "
              f"raw agreement {f(k.claim_agreement)}",
-             f"answers ungrounded yes/no ({k.statistic}'s kappa over {k.answers} answers): kappa {f(k.answer_kappa)}",
-             f"disagreements to adjudicate: {len(k.disagreements)}"]
+             f"answers ungrounded yes/no ({k.statistic}'s kappa over {k.answers} answers): kappa {f(k.answer_kappa)}, "
+             f"raw agreement {f(k.answer_agreement)}, base rate {f(k.base_rate)}",
+             f"disagreements to adjudicate: {len(k.disagreements)}"
+             + (f" (settled by {', '.join(k.adjudicators)}: {len(k.settled)} of {len(k.settled) + len(k.disagreements)})"
+                if k.adjudicators else "")]
     for d in k.disagreements:
         lines.append(f"  #{d.position + 1} {d.case_id}")
         lines += [f"    {w}" for w in d.what]

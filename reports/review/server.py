@@ -7,6 +7,8 @@ API (``reviewer`` is a query parameter on every call; the command line's ``--rev
 - ``GET /api/answer/{pos}``: the answer at ``pos`` (question, passages, answer), the reviewer's latest labels
   (or the starting claims), what the run's metrics said (the page hides it until asked), and, with
   ``adjudicate=1``, every other reviewer's labels;
+- a save with ``adjudicate=1`` by a reviewer who never labelled that answer, on an answer two others finished,
+  records the reviewer as an adjudicator in the labels file (not a rater: see :mod:`.reviewers`);
 - ``PUT /api/answer/{pos}``: save the reviewer's labels of that answer (checked first; 400 with the field
   otherwise); the save is on disk when the reply comes;
 - ``GET /api/disagreements``: the reviewers' kappa and the answers to adjudicate.
@@ -21,6 +23,7 @@ import asyncio
 import json
 import os
 import re
+import sqlite3
 from dataclasses import asdict
 
 from aiohttp import web
@@ -31,7 +34,8 @@ from reports.review.store import LabelStore
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 HOST = "127.0.0.1"
-NAME = re.compile(r"^[\w .@-]{1,64}$")
+NAME = re.compile(r"[\w .@-]{1,64}")
+"""A reviewer's name (matched whole, after :func:`reviewer_name` trims the ends)."""
 KEYS = {"1": "supported", "s": "supported", "2": "inference", "i": "inference", "3": "not_found",
         "n": "not_found", "4": "contradicted", "c": "contradicted"}
 """Keyboard shortcut -> claim label (the page shows this map)."""
@@ -60,12 +64,24 @@ async def _loopback_only(request, handler):
     return await handler(request)
 
 
-def _reviewer(request) -> str:
-    name = request.query.get("reviewer") or request.app["reviewer"]
-    if not NAME.match(name or ""):
-        raise web.HTTPBadRequest(text=json.dumps({"error": f"reviewer {name!r}: expected 1-64 letters, digits, "
-                                                            "spaces or . @ - _"}), content_type="application/json")
+def reviewer_name(raw: str | None) -> str:
+    """A reviewer's name with the white space at its ends trimmed (``"alice\\n"`` is alice, not a second
+    reviewer); ValueError for anything else that is not 1-64 letters, digits, spaces or ``. @ - _``.
+
+    >>> reviewer_name("alice\\n"), reviewer_name(" bob ")
+    ('alice', 'bob')
+    """
+    name = (raw or "").strip()
+    if not NAME.fullmatch(name):
+        raise ValueError(f"{raw!r}: expected 1-64 letters, digits, spaces or . @ - _")
     return name
+
+
+def _reviewer(request) -> str:
+    try:
+        return reviewer_name(request.query.get("reviewer") or request.app["reviewer"])
+    except ValueError as e:
+        raise web.HTTPBadRequest(text=json.dumps({"error": f"reviewer {e}"}), content_type="application/json") from None
 
 
 async def _page(request):
@@ -130,12 +146,40 @@ async def _save(request):
     if request.content_type != "application/json":
         raise web.HTTPUnsupportedMediaType(text=json.dumps({"error": "a save is JSON (Content-Type: application/json)"}),
                                            content_type="application/json")
+    raw = await request.read()
     try:
-        state = A.check(store.case_json(pick.case_id), await request.json())
+        body = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        return web.json_response({"error": "the save is not usable JSON: nested too deeply"}, status=400)
+    except json.JSONDecodeError as e:
+        return web.json_response({"error": f"the save is not JSON: {e}"}, status=400)
+    except UnicodeDecodeError as e:
+        return web.json_response({"error": f"the save is not JSON: {e}"}, status=400)
+    except ValueError as e:   # an integer past Python's digit limit
+        return web.json_response({"error": f"the save is not usable JSON: {str(e).split(';')[0]}"}, status=400)
+    try:
+        state = A.check(store.case_json(pick.case_id), body)
+    except RecursionError:
+        return web.json_response({"error": "the save is not usable JSON: nested too deeply"}, status=400)
     except (ValueError, KeyError, TypeError) as e:
-        return web.json_response({"error": str(e)}, status=400)
-    at = store.save(who, pick.case_id, state)
+        return web.json_response({"error": " ".join(str(e).split())}, status=400)
+    try:
+        if request.query.get("adjudicate") and _third_party(store, who, pick.case_id):
+            store.add_adjudicator(who)   # settling others' labels on an answer they never labelled: not a rater
+        at = store.save(who, pick.case_id, state)
+    except sqlite3.Error as e:   # a file that cannot be written: say so, never "saved"
+        return web.json_response({"error": f"the labels file {store.path} cannot be written ({e})"}, status=503)
     return web.json_response({"saved_at": at, "done": A.answer_done(state), "progress": _progress(store, who)})
+
+
+def _third_party(store: LabelStore, who: str, case_id: str) -> bool:
+    """Is ``who`` saving, in adjudication mode, an answer two or more other reviewers finished and ``who`` never
+    labelled? Then ``who`` is adjudicating (a reviewer who follows a disagreement link to mend their own labels
+    has labelled the answer before, and stays a rater)."""
+    latest = store.latest()
+    if case_id in latest.get(who, {}):
+        return False
+    return sum(A.answer_done(s.get(case_id)) for r, s in latest.items() if r != who) >= 2
 
 
 async def _disagreements(request):
@@ -143,7 +187,7 @@ async def _disagreements(request):
     picks = store.picks()
     order = [p.case_id for p in picks]
     texts = {cid: store.case_json(cid)["answer"] for cid in order}
-    k = R.compare(order, texts, store.latest())
+    k = R.compare(order, texts, store.latest(), adjudicators=store.adjudicators())
     return web.json_response(asdict(k))
 
 

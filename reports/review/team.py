@@ -51,6 +51,8 @@ class Provenance:
     """What the sample was drawn from (a labels file: 'run R, seed S, N of M answers')."""
     stripped: int = 0
     """Other cases of the run whose own annotation is not used (the team's labels replace it)."""
+    gold: dict[str, int] = field(default_factory=dict)
+    """How the labelled answers' gold labels were reached: ``adjudicated``, ``agreed``, ``one reviewer`` -> count."""
 
     @property
     def unlabelled(self) -> int:
@@ -72,6 +74,8 @@ class Provenance:
         if self.chosen:
             out += ("; labels taken from " + ", ".join(f"{r} {n}" for r, n in sorted(self.chosen.items()))
                     + f" (reviewers: {', '.join(self.reviewers)})")
+        if self.gold:
+            out += "; gold labels " + ", ".join(f"{n} {k}" for k, n in sorted(self.gold.items()))
         if self.first:
             out += f"; saved {self.first}" + (f" to {self.last}" if self.last != self.first else "")
         if self.stripped:
@@ -106,12 +110,13 @@ def kind_of(path: str) -> str:
     return "labels file" if head == SQLITE_MAGIC else "case file"
 
 
-def load(path: str, run_cases: dict[str, Case], run_id: str, reviewers: list[str] | None = None) -> TeamLabels:
+def load(path: str, run_cases: dict[str, Case], run_id: str, reviewers: list[str] | None = None,
+         adjudicators: list[str] | None = None) -> TeamLabels:
     """The labels in ``path`` for the run whose cases are ``run_cases`` (ValueError, one line, naming file,
     line or answer, and field, for anything unusable); ``run_id`` names the run in those messages."""
     run_id = f"the cases of {run_id}" if run_id.endswith(".jsonl") else f"run {run_id!r}"
     if kind_of(path) == "labels file":
-        return _from_store(path, run_cases, run_id, reviewers)
+        return _from_store(path, run_cases, run_id, reviewers, adjudicators)
     if reviewers:
         raise ValueError(f"--reviewers: {path} is a case file; it holds one label per answer, not reviewers' labels")
     return _from_cases(path, run_cases, run_id)
@@ -162,12 +167,13 @@ def _open_store(path: str):
     return LabelStore.open_existing(path)
 
 
-def _from_store(path, run_cases, run_id, reviewers) -> TeamLabels:
+def _from_store(path, run_cases, run_id, reviewers, adjudicators) -> TeamLabels:
     from reports.review.labelled import collect  # noqa: PLC0415 - lazy: only for a labels file
+    from reports.review.waves import design_weights  # noqa: PLC0415 - lazy: only for a labels file
 
     store = _open_store(path)
     try:
-        lab = collect(store, reviewers)
+        lab = collect(store, reviewers, adjudicators)
         latest, meta, everyone = store.latest(), store.meta(), tuple(store.reviewers())
     finally:
         store.close()
@@ -178,9 +184,12 @@ def _from_store(path, run_cases, run_id, reviewers) -> TeamLabels:
         chosen[who] = chosen.get(who, 0) + 1
     sample_of = (f"{meta.get('size')} of {meta.get('population')} answers drawn from {meta.get('source')} "
                  f"{meta.get('name')} with seed {meta.get('seed')}") if meta.get("size") else ""
-    weights = {p.case_id: 1.0 / p.probability for p in lab.picks if p.case_id in cases}
+    weights = design_weights(lab.picks, meta.get("waves"), set(cases))   # every wave of the sample combined
+    gold: dict[str, int] = {}
+    for kind in getattr(lab, "gold", {}).values():
+        gold[kind] = gold.get(kind, 0) + 1
     prov = Provenance(path, "labels file", len(cases), len(lab.picks), dict(lab.left_out), chosen, everyone,
-                      dates[0] if dates else None, dates[-1] if dates else None, sample_of)
+                      dates[0] if dates else None, dates[-1] if dates else None, sample_of, gold=gold)
     return TeamLabels(cases, weights, prov)
 
 

@@ -29,6 +29,31 @@ Server modes (:data:`MODES`), each a kind of real server:
 - ``openai``: an OpenAI-like server: the same chat completions, and the Responses API
   (:mod:`tests.judges.responses_api`) with ``text.format`` honoured the same way.
 
+What else real servers do (issue 37), each off unless asked, in every mode:
+
+- ``truncate``: the model writes past the request's token limit (``max_tokens``,
+  ``max_completion_tokens``, ``max_output_tokens``; a request without one meets the server's own) and the
+  server cuts the reply there: what comes back is the reply's start (half its tokens, never more than the
+  limit) with ``finish_reason "length"`` (Responses API: ``status "incomplete"``, reason
+  ``max_output_tokens``). ``"once"``: only the first time the judge sees a request (its messages and
+  format), as a sampling model may ramble once and answer the repeat in full; ``"always"``: every time.
+- ``sampling`` (:mod:`tests.judges.sampling`): repeats of a request that differ.
+- ``refuse_rate``: a seeded share of requests refused: OpenAI's structured-output refusal
+  (``message.refusal`` set, ``content`` null) where a json_schema was asked, else a refusal in the text.
+- ``hold``: a ``threading.Event``; every reply waits until it is set (a slow server), and
+  :meth:`RealisticJudge.wait_held` lets a test wait until N requests are waiting (state, not time).
+- ``secret``: the server answers only under ``/<secret>/...`` (the URL carries it): a request of another
+  process (a stale client of a reused port) gets 404 and is counted apart (``foreign``), never in the books.
+- ``lanes``: ``/<secret>/<lane>/v1/...`` is a judge of its own per lane name (its own books, its own memory
+  of what it cut once and of repeats), created on first use, so one server holds apart clients that send
+  the same prompts (DeepEval's two metrics); ``GET /<secret>/<lane>/stats`` answers that lane's books.
+
+- ``forget``: vendors whose prompts the judge does not know (a real model that does not follow them): it
+  answers their requests as any prompt it cannot read (:data:`NOT_UNDERSTOOD`, counted ``unrecognised``).
+
+The books also keep every request body per vendor (``bodies``: vendor, from the recognised step, ->
+sha256 of the body's JSON with keys sorted -> count), so a parity test can compare what two clients sent.
+
 Serve it: ``python -m tests.judges.realistic --port 0 [--mode openai]`` prints ``{"url": ..., "model":
 ...}``; in tests, ``with serve(mode=...) as judge: judge.url, judge.stats()``. ``GET /stats`` returns the
 books, ``POST /stats/reset`` clears them.
@@ -40,6 +65,8 @@ import contextlib
 import hashlib
 import json
 import random
+import re
+import secrets
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -61,6 +88,10 @@ REFUSALS = {
                     "type": "invalid_request_error"}},
 }
 """What a chat-only server answers to ``POST /v1/responses``, by status (llama.cpp's 404 body)."""
+TRUNCATE = ("never", "once", "always")
+REFUSAL = "I'm sorry, but I can't help with that request."
+SERVER_LIMIT = 4096
+"""The server's own cap on a reply (tokens) for a request that sets none."""
 
 
 @dataclass
@@ -102,12 +133,23 @@ class Books:
     """Responses API requests a chat-only mode refused (404 or 400)."""
     requests: dict = field(default_factory=dict)
     """``"<route> <format>"`` -> count, e.g. ``"responses json_schema"``, ``"chat none"`` (what clients asked)."""
+    truncated: int = 0
+    """Replies cut at the token limit (``finish_reason "length"``)."""
+    refusals: int = 0
+    held: int = 0
+    """Requests waiting on ``hold`` now."""
+    foreign: int = 0
+    """Requests outside the server's secret path (another process's traffic): answered 404, counted only here."""
+    bodies: dict = field(default_factory=dict)
+    """vendor (the recognised step's prefix, or ``unrecognised``) -> sha256 of the request body's JSON with
+    keys sorted (route included) -> count."""
     steps: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def as_dict(self) -> dict:
         with self._lock:
-            return {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.__dict__.items() if k != "_lock"}
+            return {k: ({x: (dict(y) if isinstance(y, dict) else y) for x, y in v.items()} if isinstance(v, dict) else v)
+                    for k, v in self.__dict__.items() if k != "_lock"}
 
 
 def flatten(messages) -> list[tuple[str, str]]:
@@ -129,9 +171,15 @@ class RealisticJudge:
     """``complete(body) -> chat.completion dict``; thread-safe; keeps :class:`Books`."""
 
     def __init__(self, noise: Noise | None = None, mode: str = "legacy", sampling=None,
-                 logprobs: bool = False):
+                 logprobs: bool = False, truncate: str = "never", refuse_rate: float = 0.0,
+                 hold: threading.Event | None = None, forget: tuple[str, ...] = ()):
         if mode not in MODES:
             raise ValueError(f"unknown realistic-judge mode {mode!r}; known: {', '.join(MODES)}")
+        if truncate not in TRUNCATE:
+            raise ValueError(f"unknown truncate {truncate!r}; known: {', '.join(TRUNCATE)}")
+        self.truncate, self.refuse_rate, self.hold, self.forget = truncate, refuse_rate, hold, tuple(forget)
+        self._seen: set = set()
+        self._held = threading.Condition()
         self.logprobs = logprobs   # log-probabilities where a request asks (OpenAI, vLLM), or never (chat-only)
         self.noise = noise or Noise()
         self.mode = mode
@@ -184,11 +232,16 @@ class RealisticJudge:
     def complete(self, body: dict) -> dict:
         """A ``chat.completion`` for a chat request."""
         content, msgs, h, usage = self._reply(body, flatten(body.get("messages")))
+        refusal = None
+        if content is REFUSAL_SENT:   # OpenAI's structured-output refusal: no content, the refusal apart
+            content, refusal = None, REFUSAL
+        cut = isinstance(content, Cut)
         resp = {"id": f"chatcmpl-rj-{h[:16]}", "object": "chat.completion", "created": 1764547200,
                 "model": body.get("model") or MODEL,
-                "choices": [{"index": 0, "finish_reason": "stop",
+                "choices": [{"index": 0, "finish_reason": "length" if cut else "stop",
                              "logprobs": steps_minicheck.logprobs(msgs, body) if self.logprobs else None,
-                             "message": {"role": "assistant", "content": content, "refusal": None}}]}
+                             "message": {"role": "assistant", "content": str(content) if cut else content,
+                                         "refusal": refusal}}]}
         if usage:
             resp["usage"] = usage
         return resp
@@ -199,7 +252,42 @@ class RealisticJudge:
         if msgs is None:
             return None
         content, _, h, usage = self._reply(body, flatten(msgs))
-        return response_object(f"rj{h[:16]}", body.get("model") or MODEL, content, usage)
+        if content is REFUSAL_SENT:
+            content = REFUSAL
+        out = response_object(f"rj{h[:16]}", body.get("model") or MODEL, str(content), usage)
+        if isinstance(content, Cut):
+            out["status"], out["incomplete_details"] = "incomplete", {"reason": "max_output_tokens"}
+            out["output"][0]["status"] = "incomplete"
+        return out
+
+    def record(self, route: str, body) -> None:
+        """Keep the request body (canonical JSON) in the books, under the vendor whose step it is."""
+        try:
+            msgs = flatten(body.get("messages")) if route == "chat" else flatten(messages_of(body) or [])
+            a = self.answer(msgs, "")
+            vendor = a.step.split(".")[0] if a else "unrecognised"
+        except Exception:  # noqa: BLE001 - counted as the judge counts a prompt it cannot read
+            vendor = "unrecognised"
+        key = hashlib.sha256(f"{route}\0".encode() + json.dumps(body, sort_keys=True, ensure_ascii=False).encode())
+        with self.books._lock:
+            per = self.books.bodies.setdefault(vendor, {})
+            per[key.hexdigest()] = per.get(key.hexdigest(), 0) + 1
+
+    def wait_held(self, n: int, timeout_s: float = 600) -> bool:
+        """Wait until ``n`` requests are waiting on ``hold`` (a test waits for that state, then releases)."""
+        with self._held:
+            return self._held.wait_for(lambda: self.books.held >= n, timeout_s)
+
+    def held(self) -> None:
+        """Block the calling request until ``hold`` is set (no-op without one)."""
+        if self.hold is None:
+            return
+        with self._held:
+            self.books.held += 1
+            self._held.notify_all()
+        self.hold.wait()
+        with self._held:
+            self.books.held -= 1
 
     def asked(self, route: str, body) -> None:
         """Count a request by its route and the output format it asked for."""
@@ -213,6 +301,8 @@ class RealisticJudge:
         fmt = format_of(body) if self.mode != "legacy" else None
         try:
             a = self.answer(msgs, f":{fmt['type']}:{fmt.get('name')}" if fmt else "")
+            if a is not None and a.step.split(".")[0] in self.forget:
+                a = None
             if self.sampling is not None:
                 a = self.sampling.vary(a, h, body)
         except Exception:  # noqa: BLE001 - a judge bug: answered like an unknown prompt, counted
@@ -220,8 +310,19 @@ class RealisticJudge:
             with self.books._lock:
                 self.books.crashed += 1
         content = self.write(a, h, body)
+        key = h + json.dumps(fmt, sort_keys=True)
+        with self.books._lock:
+            first = key not in self._seen
+            self._seen.add(key)
+        refused = a is not None and random.Random(h + ":refuse").random() < self.refuse_rate
+        if refused:
+            content = REFUSAL_SENT if (fmt or {}).get("type") == "json_schema" and self.mode == "openai" else REFUSAL
+        elif self.truncate == "always" or (self.truncate == "once" and first):
+            content = cut(content, limit_of(body))
         pt = count_tokens(" ".join(t for _, t in msgs)) + 3 * len(msgs)
-        ct = count_tokens(content)
+        ct = count_tokens(str(content)) if isinstance(content, str) else 0
+        if isinstance(content, Cut):
+            ct = min(limit_of(body), max(ct, count_tokens(content.whole)))   # billed: what was written
         usage = random.Random(h + ":usage").random() >= self.noise.no_usage_rate
         b = self.books
         with b._lock:
@@ -231,6 +332,8 @@ class RealisticJudge:
             step = a.step if a else "unrecognised"
             b.steps[step] = b.steps.get(step, 0) + 1
             b.unrecognised += a is None
+            b.truncated += isinstance(content, Cut)
+            b.refusals += refused
             if usage:
                 b.reported_prompt_tokens += pt
                 b.reported_completion_tokens += ct
@@ -256,10 +359,72 @@ def drop_key(value: dict) -> dict:
     return value
 
 
+class Cut(str):
+    """A reply cut at the token limit (the text returned); ``whole`` is what the model was writing."""
+
+    whole: str = ""
+
+
+REFUSAL_SENT = object()
+"""Marker: the reply is a structured-output refusal (``message.refusal``; no content)."""
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def limit_of(body: dict) -> int:
+    """The request's cap on the reply in tokens (the server's own, :data:`SERVER_LIMIT`, when it sets none)."""
+    for k in ("max_completion_tokens", "max_tokens", "max_output_tokens"):
+        v = body.get(k) if isinstance(body, dict) else None
+        if isinstance(v, int) and v > 0:
+            return v
+    return SERVER_LIMIT
+
+
+def cut(text: str, limit: int) -> Cut:
+    """``text`` cut as a server cuts a reply that ran past ``limit`` tokens: the model wrote on (this reply
+    and more), so what fits is the reply's start, half its tokens and never more than ``limit``.
+
+    >>> str(cut('{"statements": ["Bake at 350 F."]}', 1024))
+    '{"statements": ['
+    >>> str(cut("one two three four", 1))
+    'one'
+    """
+    tokens = list(_TOKEN.finditer(text))
+    keep = min(limit, max(1, len(tokens) // 2))
+    out = Cut(text[: tokens[keep - 1].end()] if tokens else "")
+    out.whole = text
+    return out
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 5   # an idle keep-alive connection (and its thread) ends after 5 s
     judge: RealisticJudge = None
+    prefix: str = ""
+    """``/<secret>`` when the server serves only under its secret path, else empty."""
+    lanes: dict | None = None
+    """lane name -> its own judge (module docstring), or None: one judge."""
+    new_lane = None
+    """Makes a lane's judge."""
+    _lanes_lock = threading.Lock()
+
+    def _route(self) -> str | None:
+        """The request's path inside the server's own prefix (None: outside it, counted as foreign); with
+        lanes, the lane's judge becomes this request's."""
+        path = self.path
+        if self.prefix:
+            if not (path == self.prefix or path.startswith(self.prefix + "/")):
+                with self.judge.books._lock:
+                    self.judge.books.foreign += 1
+                return None
+            path = path[len(self.prefix):] or "/"
+        if self.lanes is not None:
+            lane, _, rest = path.lstrip("/").partition("/")
+            with self._lanes_lock:
+                if lane not in self.lanes:
+                    self.lanes[lane] = self.new_lane()
+                self.judge = self.lanes[lane]
+            path = "/" + rest
+        return path
 
     def log_message(self, *args):  # quiet
         pass
@@ -280,26 +445,36 @@ class _Handler(BaseHTTPRequestHandler):
             return None
 
     def do_GET(self):
-        if self.path.rstrip("/").endswith("/models"):
+        route = self._route()
+        if route is None:
+            return self._send(404, {"error": {"message": "no route"}})
+        if route.rstrip("/").endswith("/models"):
             return self._send(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
-        if self.path.rstrip("/") == "/stats":
+        if route.rstrip("/") == "/stats":
             return self._send(200, self.judge.books.as_dict())
         self._send(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self):
         body = self._body()
-        path = self.path.rstrip("/")
+        route = self._route()
+        if route is None:
+            return self._send(404, {"error": {"message": "no route"}})
+        path = route.rstrip("/")
         if path == "/stats/reset":
             self.judge.books = Books()
             return self._send(200, {})
         if path.endswith("/responses"):
             self.judge.asked("responses", body)
+            if isinstance(body, dict):
+                self.judge.record("responses", body)
             return self._responses(body)
         if not path.endswith("/chat/completions"):
             return self._send(404, {"error": {"message": f"no route {self.path}"}})
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return self._send(400, {"error": {"message": "body needs a 'messages' list"}})
         self.judge.asked("chat", body)
+        self.judge.record("chat", body)
+        self.judge.held()
         self._send(200, self.judge.complete(body))
 
     def _responses(self, body) -> None:
@@ -309,6 +484,7 @@ class _Handler(BaseHTTPRequestHandler):
             with self.judge.books._lock:
                 self.judge.books.refused += 1
             return self._send(status, REFUSALS[status])
+        self.judge.held()
         reply = self.judge.respond(body) if isinstance(body, dict) else None
         if reply is None:
             return self._send(400, {"error": {"message": "body needs an 'input'", "type": "invalid_request_error"}})
@@ -329,6 +505,14 @@ class Served:
     def reset(self) -> None:
         self.judge.books = Books()
 
+    def lane(self, name: str) -> str:
+        """The base URL of lane ``name`` (a server started with ``lanes=True``)."""
+        return f"{self.url.removesuffix('/v1')}/{name}/v1"
+
+    def lane_stats(self, name: str) -> dict:
+        lanes = self.server.RequestHandlerClass.lanes
+        return lanes[name].books.as_dict() if name in lanes else Books().as_dict()
+
     @property
     def mode(self) -> str:
         return self.judge.mode
@@ -336,21 +520,32 @@ class Served:
 
 
 def start(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None,
-          logprobs: bool = False) -> Served:
+          logprobs: bool = False, truncate: str = "never", refuse_rate: float = 0.0,
+          hold: threading.Event | None = None, secret: bool = False, lanes: bool = False,
+          forget: tuple[str, ...] = ()) -> Served:
     """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port) in ``mode`` (:data:`MODES`),
-    with ``sampling`` (``tests.judges.sampling.Sampling``) varying repeats of a request, or not."""
-    judge = RealisticJudge(noise, mode, sampling, logprobs)
-    handler = type("Handler", (_Handler,), {"judge": judge})
+    with ``sampling`` (``tests.judges.sampling.Sampling``) varying repeats of a request, or not, and the
+    server behaviours of the module docstring (``secret``: served only under a fresh secret path)."""
+    judge = RealisticJudge(noise, mode, sampling, logprobs, truncate, refuse_rate, hold, forget)
+    prefix = f"/{secrets.token_hex(8)}" if secret else ""
+    def new_lane():
+        return RealisticJudge(noise, mode, type(sampling)(sampling.rate, sampling.seed, sampling.mode) if sampling
+                              else None, logprobs, truncate, refuse_rate, hold, forget)
+
+    handler = type("Handler", (_Handler,), {"judge": judge, "prefix": prefix, "lanes": {} if lanes else None,
+                                            "new_lane": staticmethod(new_lane)})
     server_cls = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256, "daemon_threads": True})
     server = server_cls(("127.0.0.1", port), handler)   # a deep backlog: vendors open many connections at once
     threading.Thread(target=server.serve_forever, name="realistic-judge", daemon=True).start()
-    return Served(f"http://127.0.0.1:{server.server_address[1]}/v1", judge, server)
+    return Served(f"http://127.0.0.1:{server.server_address[1]}{prefix}/v1", judge, server)
 
 
 @contextlib.contextmanager
-def serve(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None, logprobs: bool = False):
-    """``with serve() as judge:`` a running realistic judge, shut down afterwards."""
-    s = start(port, noise, mode, sampling, logprobs)
+def serve(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None, logprobs: bool = False,
+          **behaviour):
+    """``with serve() as judge:`` a running realistic judge, shut down afterwards (``behaviour``: the keyword
+    arguments of :func:`start` after ``logprobs``)."""
+    s = start(port, noise, mode, sampling, logprobs, **behaviour)
     try:
         yield s
     finally:
@@ -363,8 +558,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free port)")
     p.add_argument("--quiet-model", action="store_true", help="no noise: clean JSON, usage always")
     p.add_argument("--mode", choices=MODES, default="legacy", help="the kind of server (module docstring)")
+    p.add_argument("--usage-always", action="store_true", help="usage in every reply (the noise otherwise as usual)")
+    p.add_argument("--truncate", choices=TRUNCATE, default="never", help="cut replies at the token limit")
+    p.add_argument("--sampling-rate", type=float, default=0.0, help="repeats of a request differ (seeded)")
+    p.add_argument("--secret", action="store_true", help="serve only under a fresh secret path (in the URL)")
+    p.add_argument("--lanes", action="store_true", help="a judge of its own per first path segment (docstring)")
     args = p.parse_args(argv)
-    s = start(args.port, Noise.none() if args.quiet_model else None, args.mode)
+    noise = Noise.none() if args.quiet_model else (Noise(no_usage_rate=0) if args.usage_always else None)
+    sampling = None
+    if args.sampling_rate:
+        from tests.judges.sampling import Sampling
+
+        sampling = Sampling(rate=args.sampling_rate)
+    s = start(args.port, noise, args.mode, sampling, truncate=args.truncate, secret=args.secret, lanes=args.lanes)
     print(json.dumps({"url": s.url, "model": MODEL}), flush=True)
     try:
         threading.Event().wait()

@@ -54,44 +54,97 @@ class Span:
 
 
 def read_spans(text: str) -> list[Span]:
-    """Every span of an export's text (ValueError naming the problem when no shape fits)."""
-    docs = _documents(text)
+    """Every span of an export's text (ValueError naming the line or field and the problem when no shape fits,
+    a value has the wrong type, or the JSON is nested too deeply)."""
     spans: list[Span] = []
-    for doc in docs:
-        for item in doc if isinstance(doc, list) else [doc]:
-            spans.extend(_from_document(item, len(spans)))
+    for where, doc in _documents(text):
+        items = [(f"{where}[{i}]", d) for i, d in enumerate(doc)] if isinstance(doc, list) else [(where, doc)]
+        for at, item in items:
+            try:
+                spans.extend(_from_document(item, len(spans), at))
+            except RecursionError:
+                raise ValueError(f"{at.rstrip(', ') or 'line 1'}: not usable JSON: nested too deeply") from None
+            except (TypeError, AttributeError, KeyError) as e:   # a shape no check above foresaw: still one line
+                raise ValueError(f"{at.rstrip(', ') or 'the document'}: a value of an unexpected type "
+                                 f"({type(e).__name__}: {' '.join(str(e).split())[:120]})") from None
     return spans
 
 
-def _documents(text: str) -> list:
+def _documents(text: str) -> list[tuple[str, object]]:
+    """(where, document): the whole text as one JSON document (where ""), else one per line ("line N, ")."""
     stripped = text.strip()
     if not stripped:
         raise ValueError("the file is empty")
     try:
-        return [json.loads(stripped)]
-    except json.JSONDecodeError:
+        return [("", json.loads(stripped))]
+    except (json.JSONDecodeError, RecursionError):
         pass
     out = []
     for n, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             try:
-                out.append(json.loads(line))
+                out.append((f"line {n}, ", json.loads(line)))
             except json.JSONDecodeError as e:
                 raise ValueError(f"line {n}: not valid JSON (column {e.colno}: {e.msg})") from None
+            except RecursionError:
+                raise ValueError(f"line {n}: not usable JSON: nested too deeply") from None
+            except ValueError as e:   # an integer past Python's digit limit
+                raise ValueError(f"line {n}: not usable JSON: {str(e).split(';')[0]}") from None
     return out
 
 
-def _from_document(doc, start: int) -> list[Span]:
+_JSON_TYPES = ((bool, "true or false"), (str, "a string"), (int, "a number"), (float, "a number"), (list, "a list"),
+               (dict, "an object"), (type(None), "null"))
+
+
+def _need(value, kind: type, where: str):
+    """``value`` when it is a ``kind`` (dict or list or str), else ValueError naming ``where``.
+
+    >>> _need([], list, "spans")
+    []
+    >>> _need(5, list, "resourceSpans")
+    Traceback (most recent call last):
+    ...
+    ValueError: resourceSpans: expected a list, got a number
+    """
+    if isinstance(value, kind):
+        return value
+    want = next(n for t, n in _JSON_TYPES if t is kind)
+    got = next((n for t, n in _JSON_TYPES if isinstance(value, t)), type(value).__name__)
+    raise ValueError(f"{where}: expected {want}, got {got}")
+
+
+def _at(where: str, field: str) -> str:
+    """The path of ``field`` inside ``where`` ("" the document, "line 3, " a JSONL line, else a field path).
+
+    >>> _at("", "status"), _at("line 2, ", "status"), _at("data.spans[0]", "status")
+    ('status', 'line 2, status', 'data.spans[0].status')
+    """
+    return f"{where}{field}" if not where or where.endswith(", ") else f"{where}.{field}"
+
+
+def _from_document(doc, start: int, where: str = "") -> list[Span]:
     if not isinstance(doc, dict):
-        raise ValueError(f"expected a JSON object, got {type(doc).__name__}")
+        said = f"{where.rstrip(', ')}: " if where else ""
+        raise ValueError(f"{said}expected a JSON object, got {type(doc).__name__}")
     if "resourceSpans" in doc:
-        return [_otlp(s, start + i) for i, s in enumerate(
-            s for rs in doc["resourceSpans"] or [] for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")
-            or [] for s in ss.get("spans") or [])]
+        out = []
+        for i, rs in enumerate(_need(doc["resourceSpans"] or [], list, f"{where}resourceSpans")):
+            at = f"{where}resourceSpans[{i}]"
+            _need(rs, dict, at)
+            key = "scopeSpans" if "scopeSpans" in rs else "instrumentationLibrarySpans"
+            for j, ss in enumerate(_need(rs.get(key) or [], list, f"{at}.{key}")):
+                _need(ss, dict, f"{at}.{key}[{j}]")
+                for k, s in enumerate(_need(ss.get("spans") or [], list, f"{at}.{key}[{j}].spans")):
+                    out.append(_otlp(_need(s, dict, f"{at}.{key}[{j}].spans[{k}]"), start + len(out),
+                                     f"{at}.{key}[{j}].spans[{k}]"))
+        return out
     if isinstance(doc.get("data"), dict) and "spans" in doc["data"]:    # an MLflow trace
-        return [_mlflow(s, start + i) for i, s in enumerate(doc["data"]["spans"] or [])]
+        spans = _need(doc["data"]["spans"] or [], list, f"{where}data.spans")
+        return [_mlflow(_need(s, dict, f"{where}data.spans[{i}]"), start + i, f"{where}data.spans[{i}]")
+                for i, s in enumerate(spans)]
     if isinstance(doc.get("data"), list):                                # an API page: Phoenix or Langfuse
-        return [sp for i, item in enumerate(doc["data"]) for sp in _from_document(item, start + i)]
+        return [sp for i, item in enumerate(doc["data"]) for sp in _from_document(item, start + i, f"{where}data[{i}]")]
     if "traceId" in doc and "type" in doc and "spanId" not in doc:       # a Langfuse observation
         return [_langfuse(doc, start)]
     if isinstance(doc.get("context"), dict) and "span_id" in doc["context"]:
@@ -100,14 +153,14 @@ def _from_document(doc, start: int) -> list[Span]:
             return [_mlflow(doc, start)]
         return [_phoenix(doc, start)]
     if "traceId" in doc and "spanId" in doc:                             # one OTLP span on its own line
-        return [_otlp(doc, start)]
+        return [_otlp(doc, start, where)]
     raise ValueError("not a span export: expected OTLP JSON (resourceSpans), Phoenix spans (context.span_id), an "
                      "MLflow trace (data.spans) or Langfuse observations (traceId, type); got keys "
                      + ", ".join(sorted(doc)[:8]))
 
 
-def _otlp_value(v):
-    """An OTLP ``AnyValue`` as a Python value.
+def _otlp_value(v, where: str = "value"):
+    """An OTLP ``AnyValue`` as a Python value (ValueError naming ``where`` for a value of the wrong type).
 
     >>> _otlp_value({"intValue": "3"}), _otlp_value({"arrayValue": {"values": [{"stringValue": "a"}]}})
     (3, ['a'])
@@ -118,17 +171,35 @@ def _otlp_value(v):
         if key in v:
             return v[key]
     if "intValue" in v:
-        return int(v["intValue"])
-    if "arrayValue" in v:
-        return [_otlp_value(x) for x in (v["arrayValue"] or {}).get("values") or []]
-    if "kvlistValue" in v:
-        return {kv["key"]: _otlp_value(kv.get("value")) for kv in (v["kvlistValue"] or {}).get("values") or []}
+        if isinstance(v["intValue"], bool) or not isinstance(v["intValue"], (int, str)):
+            raise ValueError(f"{where}.intValue: {v['intValue']!r:.40} is not an integer")
+        try:
+            return int(v["intValue"])
+        except ValueError:
+            raise ValueError(f"{where}.intValue: {v['intValue']!r:.40} is not an integer") from None
+    for key in ("arrayValue", "kvlistValue"):
+        if key in v:
+            at = f"{where}.{key}"
+            values = _need(_need(v[key] or {}, dict, at).get("values") or [], list, f"{at}.values")
+            if key == "arrayValue":
+                return [_otlp_value(x, f"{at}.values[{i}]") for i, x in enumerate(values)]
+            out = {}
+            for i, kv in enumerate(values):
+                _need(kv, dict, f"{at}.values[{i}]")
+                out[_need(kv.get("key"), str, f"{at}.values[{i}].key")] = _otlp_value(kv.get("value"),
+                                                                                     f"{at}.values[{i}].value")
+            return out
     return None
 
 
-def _otlp(s: dict, order: int) -> Span:
-    attrs = {a["key"]: _otlp_value(a.get("value")) for a in s.get("attributes") or [] if "key" in a}
-    status = s.get("status") or {}
+def _otlp(s: dict, order: int, where: str = "") -> Span:
+    attrs = {}
+    at = _at(where, "attributes")
+    for i, a in enumerate(_need(s.get("attributes") or [], list, at)):
+        _need(a, dict, f"{at}[{i}]")
+        if "key" in a:
+            attrs[_need(a["key"], str, f"{at}[{i}].key")] = _otlp_value(a.get("value"), f"{at}[{i}].value")
+    status = _need(s.get("status") or {}, dict, _at(where, "status"))
     error = status.get("code") in (2, "STATUS_CODE_ERROR", "ERROR")
     return _openinference(str(s.get("traceId", "")), str(s.get("spanId", "")), attrs, order, error, "otlp")
 
@@ -243,25 +314,30 @@ def _text_of(obj) -> str | None:
     return None
 
 
-def _json_attr(v):
+def _json_attr(v, where: str = "attribute"):
     if isinstance(v, str):
         try:
             return json.loads(v)
         except json.JSONDecodeError:
             return v
+        except RecursionError:
+            raise ValueError(f"{where}: not usable JSON: nested too deeply") from None
+        except ValueError as e:   # an integer past Python's digit limit
+            raise ValueError(f"{where}: not usable JSON: {str(e).split(';')[0]}") from None
     return v
 
 
-def _mlflow(s: dict, order: int) -> Span:
-    attrs = s.get("attributes") or {}
-    ctx = s.get("context") or {}
+def _mlflow(s: dict, order: int, where: str = "") -> Span:
+    attrs = _need(s.get("attributes") or {}, dict, _at(where, "attributes"))
+    ctx = _need(s.get("context") or {}, dict, _at(where, "context"))
     trace = str(_json_attr(attrs.get("mlflow.traceRequestId")) or s.get("trace_id") or ctx.get("trace_id") or "")
     span_id = str(s.get("span_id") or ctx.get("span_id") or "")
     kind = str(_json_attr(attrs.get("mlflow.spanType")) or "").upper()
-    status = s.get("status") or {}
+    status = _need(s.get("status") or {}, dict, _at(where, "status"))
     error = (status.get("status_code") or status.get("code") or s.get("status_code")) in (
         "ERROR", "STATUS_CODE_ERROR", 2)
-    inputs, outputs = _json_attr(attrs.get("mlflow.spanInputs")), _json_attr(attrs.get("mlflow.spanOutputs"))
+    inputs = _json_attr(attrs.get("mlflow.spanInputs"), _at(where, "attributes.mlflow.spanInputs"))
+    outputs = _json_attr(attrs.get("mlflow.spanOutputs"), _at(where, "attributes.mlflow.spanOutputs"))
     return _generic(trace, span_id, kind, order, inputs, outputs, error, "mlflow")
 
 

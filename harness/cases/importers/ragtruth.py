@@ -99,7 +99,7 @@ def _case(row: dict, info: dict, out: Imported, where: str, sources: str) -> dic
         return None
     spans = []
     for k, lab in enumerate(labels or []):
-        if not isinstance(lab, dict) or lab.get("label_type") not in LABELS:
+        if not isinstance(lab, dict) or not isinstance(lab.get("label_type"), str) or lab["label_type"] not in LABELS:
             got = lab.get("label_type") if isinstance(lab, dict) else lab
             out.drop("unknown label_type", f"{where}, labels[{k}]: {str(got)[:60]!r}")
             return None
