@@ -105,11 +105,14 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
         team_section.add_to(rep.extra, rep.labels, None, rep.names)   # the weighted figures: the estimates block
         rep.card_notes = team_section.card_notes(rep.labels, rep.agreement)
     rep.stability = stability.compute(data)
+    rep.estimates = design_standings(data)
     rep.decision = decision.compute(rep)
     if rep.labels is not None:   # the table's figures rest on the team's labels: say whose
         p = rep.labels
+        weighted = (" (balanced accuracy weighted by each answer's inclusion probability: the design-weighted "
+                    "estimate over every answer of the run)") if rep.estimates else ""
         rep.decision.note = (f"{rep.decision.note} Agreement on the team's labels: {p.path}, {p.labelled} labelled "
-                             f"answers, {p.unlabelled} drawn but not labelled.").strip()
+                             f"answers, {p.unlabelled} drawn but not labelled{weighted}.").strip()
     rep.frontier = frontier.compute(rep)
     more = [stability.section(rep.stability, rep.names), frontier.section(rep.frontier, rep.names)]
     rep.extra = ([facts.section(facts.merged(data, cells), data.metrics, rep.names)] + rep.extra
@@ -127,6 +130,32 @@ def extra_sections(data, names: dict[str, str], agreement_results: list) -> list
     return [b for b in blocks if b is not None]
 
 
+def design_standings(data) -> dict | None:
+    """metric -> ``decision.Standing`` from the design-weighted estimates (balanced accuracy, its interval, n and
+    the estimated share ungrounded), when the run's labels come from a review sample: a sample that leans toward
+    disagreement, or labelling that stopped partway, then moves no recommendation. None otherwise."""
+    weights = getattr(data, "label_weights", None)
+    if not weights:
+        return None
+    out = {}
+    for r in _label_results(data, weights):
+        e = r.answers
+        ba, base = e.point.get("balanced_accuracy"), e.point.get("base_rate")
+        if e.n and ba is not None and base is not None:
+            lo, hi = e.ci.get("balanced_accuracy", (None, None))
+            out[r.metric] = decision.Standing(ba, lo, hi, e.n, round(base * e.n))
+    return out
+
+
+def _label_results(data, weights):
+    """The design-weighted estimates of the run, computed once per report."""
+    from reports.model import label_estimates  # noqa: PLC0415 - only with a review's labels
+
+    if getattr(data, "_label_results", None) is None:
+        data._label_results = label_estimates.compute(data, weights)
+    return data._label_results
+
+
 def label_estimates_block(data, names: dict[str, str]):
     """The design-weighted estimates over the whole run, when the run's labels come from a review sample: the
     caller that puts a labels file into the run sets ``data.label_weights`` (case id -> 1 / inclusion
@@ -137,7 +166,7 @@ def label_estimates_block(data, names: dict[str, str]):
     weights = getattr(data, "label_weights", None)
     if not weights:
         return None
-    results = label_estimates.compute(data, weights)
+    results = _label_results(data, weights)
     return estimates_section.section(results, label_estimates.plan(data, weights, results), names,
                                      getattr(data, "label_source", "a review sample"),
                                      getattr(data, "label_human", None), getattr(data, "label_alt", None))

@@ -187,7 +187,9 @@ def test_a_cheapest_metric_at_chance_is_not_recommended(world, tmp_path):
     assert cheap.agreement.startswith(f"{rep.shorts[best]} {s.text()}, at ") and " judge calls and " in cheap.agreement
     assert "not recommended, agreement interval reaching chance" in cheap.why and "similarity 0.50" in cheap.why
     assert (f"Agreement on the team's labels: {world['labels']}, {LABELLED} labelled answers, {SAMPLE - LABELLED} "
-            "drawn but not labelled.") in rep.decision.note
+            "drawn but not labelled (balanced accuracy weighted by each answer's inclusion probability") in rep.decision.note
+    # the table rests on the design-weighted estimates (h-stats' estimator, through the standings hook)
+    assert set(standings(rep)) == set(rep.estimates) and standings(rep)[best] == rep.estimates[best]
     for n in rep.decision.needs:
         assert all(not standings(rep)[m].at_chance for m in n.recommended), n
 
