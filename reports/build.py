@@ -25,6 +25,7 @@ from reports.model import (
     robustness,
     stability,
     stats,
+    team_section,
 )
 from reports.model.data import load_run, metric_classes
 from reports.model.divergence import DEFAULT_THRESHOLD
@@ -57,6 +58,13 @@ class Report:
     """Judge stability across repeats (``reports.model.stability.compute``)."""
     frontier: object = None
     """The cost-quality frontier (``reports.model.frontier.compute``)."""
+    labels: object = None
+    """Where the team's labels came from (``reports.review.team.Provenance``), when ``--labels`` gave them."""
+    card_notes: dict = field(default_factory=dict)
+    """metric -> the line its card carries in this report (agreement with the team's labels)."""
+    estimates: dict | None = None
+    """metric -> ``reports.model.decision.Standing`` from another estimator, read by the decision table and the
+    frontier instead of the plain agreement (the hook ``decision.standings`` documents); None: the plain one."""
 
     @property
     def names(self) -> dict[str, str]:
@@ -80,8 +88,10 @@ class Built:
         return [d.line(self.report.shorts) for d in self.report.divergences[:n]]
 
 
-def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
-    """All sections of the report for one run."""
+def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
+    """All sections of the report for one run; ``labels`` (``reports.review.team.TeamLabels``, already on
+    ``data``'s cases: ``reports.review.team.apply``) adds where they came from; a review's design weights
+    (``data.label_weights``, set by :func:`build`) add the estimates block."""
 
     cells = matrix.build(data)
     shorts = {m: data.info[m].short_name for m in data.metrics}
@@ -91,8 +101,19 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD) -> Report:
 
     rep.agreement = agreement.compute(data)
     rep.extra = extra_sections(data, rep.names, rep.agreement)
+    if labels is not None:
+        rep.labels = labels.provenance
+        team_section.add_to(rep.extra, rep.labels, None, rep.names)   # the weighted figures: the estimates block
+        rep.card_notes = team_section.card_notes(rep.labels, rep.agreement)
     rep.stability = stability.compute(data)
+    rep.estimates = design_standings(data)
     rep.decision = decision.compute(rep)
+    if rep.labels is not None:   # the table's figures rest on the team's labels: say whose
+        p = rep.labels
+        weighted = (" (balanced accuracy weighted by each answer's inclusion probability: the design-weighted "
+                    "estimate over every answer of the run)") if rep.estimates else ""
+        rep.decision.note = (f"{rep.decision.note} Agreement on the team's labels: {p.path}, {p.labelled} labelled "
+                             f"answers, {p.unlabelled} drawn but not labelled{weighted}.").strip()
     rep.frontier = frontier.compute(rep)
     more = [stability.section(rep.stability, rep.names), robustness.section(robustness.compute(data), rep.names),
             frontier.section(rep.frontier, rep.names)]
@@ -111,6 +132,32 @@ def extra_sections(data, names: dict[str, str], agreement_results: list) -> list
     return [b for b in blocks if b is not None]
 
 
+def design_standings(data) -> dict | None:
+    """metric -> ``decision.Standing`` from the design-weighted estimates (balanced accuracy, its interval, n and
+    the estimated share ungrounded), when the run's labels come from a review sample: a sample that leans toward
+    disagreement, or labelling that stopped partway, then moves no recommendation. None otherwise."""
+    weights = getattr(data, "label_weights", None)
+    if not weights:
+        return None
+    out = {}
+    for r in _label_results(data, weights):
+        e = r.answers
+        ba, base = e.point.get("balanced_accuracy"), e.point.get("base_rate")
+        if e.n and ba is not None and base is not None:
+            lo, hi = e.ci.get("balanced_accuracy", (None, None))
+            out[r.metric] = decision.Standing(ba, lo, hi, e.n, round(base * e.n))
+    return out
+
+
+def _label_results(data, weights):
+    """The design-weighted estimates of the run, computed once per report."""
+    from reports.model import label_estimates  # noqa: PLC0415 - only with a review's labels
+
+    if getattr(data, "_label_results", None) is None:
+        data._label_results = label_estimates.compute(data, weights)
+    return data._label_results
+
+
 def label_estimates_block(data, names: dict[str, str]):
     """The design-weighted estimates over the whole run, when the run's labels come from a review sample: the
     caller that puts a labels file into the run sets ``data.label_weights`` (case id -> 1 / inclusion
@@ -121,22 +168,37 @@ def label_estimates_block(data, names: dict[str, str]):
     weights = getattr(data, "label_weights", None)
     if not weights:
         return None
-    results = label_estimates.compute(data, weights)
+    results = _label_results(data, weights)
     return estimates_section.section(results, label_estimates.plan(data, weights, results), names,
                                      getattr(data, "label_source", "a review sample"),
                                      getattr(data, "label_human", None), getattr(data, "label_alt", None))
 
 
 def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRESHOLD,
-          cases_path: str | None = None, runs_dir: str = "reports/out", prices: dict | None = None) -> Built:
+          cases_path: str | None = None, runs_dir: str = "reports/out", prices: dict | None = None,
+          labels: str | None = None, reviewers: list[str] | None = None) -> Built:
     """Build and write the report of RUN (a run directory, a store path, or a run id under ``runs_dir``);
-    ``prices`` (``harness.judge.accounting.prices_from_args``) replaces the price table the run recorded."""
+    ``prices`` (``harness.judge.accounting.prices_from_args``) replaces the price table the run recorded;
+    ``labels`` (a labels file of harness review, or annotated cases) puts a team's labels on the run's
+    stored cells (:mod:`reports.review.team`; ValueError naming the file for bad labels)."""
 
     data = load_run(run, runs_dir, cases_path)
     if prices is not None:
         data.spec["prices"] = prices
     register_judge_key(data.spec)
-    rep = compute(data, threshold)
+    team = None
+    if labels is not None:
+        from reports.review import team as team_labels  # noqa: PLC0415 - lazy: only with --labels
+
+        data, team = team_labels.apply(data, team_labels.load(labels, data.cases, data.run_id, reviewers))
+        if team.weights:   # a review's sample: the design-weighted estimates block (label_estimates_block)
+            from reports.review.estimates import human_and_alt  # noqa: PLC0415 - lazy: only with a labels file
+
+            p = team.provenance
+            data.label_weights = team.weights
+            data.label_source = f"{p.path}, {p.labelled} labelled answers of {p.drawn} drawn"
+            data.label_human, data.label_alt = human_and_alt(data, labels, reviewers)
+    rep = compute(data, threshold, team)
     out = out_dir or data.run_dir
     os.makedirs(out, exist_ok=True)
     html_path, md_path = os.path.join(out, "index.html"), os.path.join(out, "report.md")

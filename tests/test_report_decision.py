@@ -24,7 +24,11 @@ def test_decision_table_from_the_card_facts(canonical):
     by = {n.need: n.recommended for n in needs(canonical.report)}
     assert list(by) == ["a citation promised per claim", "cheap monitoring of production traffic",
                         "answers that may abstain", "non-English answers"]
-    assert by["a citation promised per claim"] == ["inhouse.span", "trulens.citation"]
+    # the citation check applies to 2 labelled answers, none ungrounded: its agreement is not measured, so it
+    # stays a candidate named in the row, not a recommendation
+    assert by["a citation promised per claim"] == ["inhouse.span"]
+    row = next(n for n in needs(canonical.report) if n.need == "a citation promised per claim")
+    assert "trulens.citation" in row.candidates
     assert by["answers that may abstain"] == ["trulens.groundedness_answerability"]
     assert "deepeval.faithfulness" not in by["cheap monitoring of production traffic"] + by["non-English answers"]
     assert by["cheap monitoring of production traffic"] and by["non-English answers"]
@@ -37,13 +41,14 @@ def test_html_and_markdown_lead_with_the_decision(canonical):
     assert h2[:3] == ["Which metric for which need", "At a glance", "Score matrix"]
     assert [ln[3:] for ln in md.splitlines() if ln.startswith("## ")][:3] == h2[:3]
     row = next(ln for ln in md.splitlines() if ln.startswith("| a citation promised per claim |"))
-    assert row.startswith("| a citation promised per claim | **inhouse.span, trulens.cite** |")
+    assert row.startswith("| a citation promised per claim | **inhouse.span** |")
     # the canonical cases carry human labels: under the reference judge the column is a definition ceiling,
     # with its interval, n and base rate, and the row links to its evidence
     from reports.render.markup import m
 
     assert "| " + m("definition ceiling (reference judge): balanced accuracy [95% CI], target hallucinated") + " |" in md
-    assert "| " + m("inhouse.span 0.90 [0.62, 1.00] n=21, 52% ungrounded") + " |" in row
+    assert "| " + m("inhouse.span 0.90 [0.62, 1.00] n=21, 52% ungrounded, at ") in row
+    assert re.search(r", at \d+\.\d judge calls and [\d,]+ tokens per answer \|", row), row   # and its cost
     assert "[Behaviour facts](#behaviour-facts)" in row and "agreement with labels (balanced accuracy)" not in md
 
 
@@ -79,13 +84,15 @@ def test_agreement_shown_when_known(canonical, monkeypatch):
 
     monkeypatch.setattr(decision, "standings", lambda rep: {
         "inhouse.span": decision.Standing(0.91, 0.8, 0.97, 60, 30),
-        "trulens.citation": decision.Standing(0.6, 0.45, 0.74, 60, 30)})
+        "trulens.citation": decision.Standing(0.6, 0.52, 0.74, 60, 30)})
     monkeypatch.setattr(canonical.report, "decision", decision.compute(canonical.report))
     md = "\n".join(decision_render.markdown(canonical.report))
     assert "definition ceiling (reference judge)" in md
     from reports.render.markup import m
 
-    assert m("inhouse.span 0.91 [0.80, 0.97] n=60, 50% ungrounded; trulens.cite 0.60 [0.45, 0.74] n=60") in md
+    # each recommendation names the figures it rests on: agreement with its interval and n, then cost
+    assert re.search(re.escape(m("inhouse.span 0.91 [0.80, 0.97] n=60, 50% ungrounded, at ")) + r"\d+\.\d judge calls "
+                     r"and [\d,]+ tokens per answer; " + re.escape(m("trulens.cite 0.60 [0.52, 0.74] n=60")), md), md
 
 
 def test_a_run_without_the_probe_cases_reads_the_cards(tmp_path):
@@ -112,6 +119,9 @@ def test_a_run_without_the_probe_cases_reads_the_cards(tmp_path):
     assert {x.source for m in f.values() for x in m.values()} == {"card"}
     assert f["inhouse.span"]["passes-unstated"].answer == from_card("inhouse.span")["passes-unstated"].answer == "no"
     assert "facts files" in sources(f)
-    by = {n.need: n.recommended for n in needs(rep)}
-    assert by["a citation promised per claim"] == ["inhouse.span"]
-    assert by["cheap monitoring of production traffic"] == ["inhouse.span"]
+    rows = {n.need: n for n in needs(rep)}
+    # the cards make inhouse.span the candidate; two labelled answers leave every interval reaching chance
+    assert rows["a citation promised per claim"].candidates == ("inhouse.span",)
+    assert rows["cheap monitoring of production traffic"].candidates == ("inhouse.span",)
+    assert all(not n.recommended for n in rows.values())
+    assert rows["cheap monitoring of production traffic"].held == "none: no candidate's agreement is clear of chance"

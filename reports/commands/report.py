@@ -24,7 +24,14 @@ def add_parser(sub):
     p.add_argument("run", metavar="RUN", help="a run directory, a store.sqlite path, or a run id under --out")
     add_out_argument(p)
     p.add_argument("--report-dir", help="write the report here (default: the run directory)")
-    p.add_argument("--cases", help="the case file to read case texts from (default: the one the run used)")
+    p.add_argument("--cases", help="the case file to read case texts from (default: the one the run used); a "
+                                   "file of the run's answers with annotations added is read as --labels")
+    p.add_argument("--labels", metavar="L",
+                   help="the team's labels: a labels file of harness review or a case file of annotated cases; "
+                        "agreement, the decision table, the frontier and the cards then use them (no judge call "
+                        "is made again)")
+    p.add_argument("--reviewers", help="with a labels file: whose labels count, first finished wins (list the "
+                                       "adjudicator first; default: the labels every finished reviewer agrees on)")
     p.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
                    help=f"smallest score spread that counts as a divergence (default {DEFAULT_THRESHOLD})")
     from harness.judge.accounting import add_price_options  # noqa: PLC0415 - lazy: keeps --help from importing the engine
@@ -63,14 +70,58 @@ def cmd_report(args) -> int:
         prices = prices_from_args(args, _judge_model(args)) if _priced(args) else None
     except PriceError as e:
         raise BadInput(str(e)) from None
-    built = build(args.run, args.report_dir, check_threshold(args.divergence_threshold), args.cases, args.out,
-                  prices=prices)
+    cases, labels = args.cases, args.labels
+    if cases and not labels and _labels_in(args):
+        print(f"report: --cases {cases} holds the run's answers with labels added: read as --labels {cases}",
+              file=sys.stderr)
+        cases, labels = None, args.cases
+    built = build(args.run, args.report_dir, check_threshold(args.divergence_threshold), cases, args.out,
+                  prices=prices, labels=labels, reviewers=reviewer_list(args))
     print(f"report: {built.html_path}")
     print(f"markdown: {built.md_path}")
+    print_labels(built)
     print_top(built)
     print(f"built in {time.perf_counter() - t0:.2f}s, {os.path.getsize(built.html_path) / 1024:.0f} KiB",
           file=sys.stderr)
     return 0
+
+
+def reviewer_list(args) -> list[str] | None:
+    """``--reviewers a,b`` as a list (None when not given)."""
+    return [r.strip() for r in (getattr(args, "reviewers", None) or "").split(",") if r.strip()] or None
+
+
+def _labels_in(args) -> bool:
+    """Is ``--cases`` a file of this run's answers with labels added (texts as stored, annotations new)? Then
+    the report reads it as labels: read as a case file, the new annotations change every case's digest
+    and every case's text would be hidden."""
+    from reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.review import team  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    try:
+        data = load_run(args.run, args.out)
+        if not data.cases or team.kind_of(args.cases) != "case file":
+            return False
+        team.load(args.cases, data.cases, data.run_id)
+    except (ValueError, FileNotFoundError):
+        return False
+    return True
+
+
+def print_labels(built) -> None:
+    """Where the report's labels came from, and the decision table on them (with ``--labels``); with no
+    label at all, the answers to label first and the command that draws them."""
+    from reports.model.decision import label_first, standings  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    prov = built.report.labels
+    if not standings(built.report):   # nothing to decide on yet: say what to label, and how
+        print(f"decision: {label_first(built.report.data)}")
+    if prov is None:
+        return
+    print(prov.text())
+    for n in built.report.decision.needs:
+        use = ", ".join(built.report.shorts[m] for m in n.recommended) or n.held or "none of these"
+        print(f"  {n.need}: {use}" + (f" ({n.agreement})" if n.agreement else ""))
 
 
 def print_top(built) -> None:

@@ -4,11 +4,15 @@ Each need is a set of requirements over behaviour facts (:mod:`reports.model.fac
 the behaviour a case is tagged for, never by case id), then a ranking by measured agreement with human
 labels and by stability across repeats where the run has them, and only then by cost. A metric is
 never recommended for being cheaper when its agreement lies below another candidate's interval,
-nor when its decisions flip across repeats more than a steadier candidate's. Each row names the
-sections that hold its evidence.
+nor when its decisions flip across repeats more than a steadier candidate's. A metric whose agreement
+interval reaches chance (balanced accuracy 0.50: flagging every answer, or none, scores exactly that) is never
+recommended, and before any answer of the run is labelled nothing is: the table says how many answers to label
+and the ``harness review`` command that draws them. Each recommendation names the figures it rests on (n,
+agreement with its interval, cost per answer), and each row the sections that hold its evidence.
 """
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 from reports.model.agreement_section import title as agreement_heading
@@ -23,6 +27,11 @@ FRONTIER_TITLE = "Cost and quality: the frontier"
 FLIP_LIMIT = 0.05
 """A metric whose grounded/ungrounded decision flips between repeats on more than this share of answers
 is passed over when a candidate at or under it exists."""
+CHANCE = 0.5
+"""Balanced accuracy of a verdict that ignores the answer (flag all, flag none, or a coin): a metric whose
+interval reaches it is not shown to agree with people at all."""
+LABEL_FIRST = 50
+"""Answers to label before the table recommends anything (the seeds' figure; the run's size when smaller)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,15 @@ class Standing:
         ci = f" [{self.low:.2f}, {self.high:.2f}]" if self.low is not None else ""
         return f"{self.value:.2f}{ci} n={self.n}, {self.positives / self.n:.0%} ungrounded"
 
+    @property
+    def at_chance(self) -> bool:
+        """Does the interval reach chance (or is there none)?
+
+        >>> Standing(0.5, 0.5, 0.5, 10, 4).at_chance, Standing(0.9, 0.62, 1.0, 21, 11).at_chance
+        (True, False)
+        """
+        return self.low is None or self.low <= CHANCE
+
 
 @dataclass(frozen=True)
 class Need:
@@ -56,6 +74,10 @@ class Need:
     """The recommended metrics' agreement with human labels, when measured."""
     evidence: tuple[tuple[str, str], ...] = ()
     """(section anchor, section title) for every section this row rests on."""
+    candidates: tuple[str, ...] = ()
+    """Metrics that meet the row's requirements on behaviour facts, before agreement is asked."""
+    held: str = ""
+    """Why nothing is recommended, when nothing is (no labels yet; every candidate at chance)."""
 
 
 @dataclass
@@ -92,7 +114,14 @@ def agreement_title(is_reference: bool) -> str:
 
 
 def standings(rep) -> dict[str, Standing]:
-    """metric -> its agreement on the target (answers with a score; none when no case is labelled)."""
+    """metric -> its agreement on the target (answers with a score; none when no case is labelled).
+
+    The hook for other estimators: a report that carries ``estimates`` (metric -> :class:`Standing`, e.g.
+    inclusion-weighted figures of a review sample) is read from them instead of the plain agreement over the
+    labelled answers. The table, the frontier and the chance rule read only this function."""
+    est = getattr(rep, "estimates", None)
+    if est:
+        return dict(est)
     out = {}
     for r in getattr(rep, "agreement", None) or []:
         f = (r.answers or {}).get(TARGET)
@@ -157,6 +186,9 @@ def needs(rep) -> list[Need]:
     def no(m, key):
         return said(f, m, key) == "no"
 
+    def fit(ms):   # measured, and its interval clear of chance
+        return [m for m in ms if m in agree and not agree[m].at_chance]
+
     order = {m: i for i, m in enumerate(d.metrics)}
     by_agreement = (lambda m: (-(agree[m].value if m in agree else -1), order[m]))
     strict = [m for m in d.metrics if no(m, "passes-unstated") and yes(m, "penalises-contradiction")]
@@ -164,10 +196,12 @@ def needs(rep) -> list[Need]:
     citation = [m for m in d.metrics if yes(m, "checks-citation")]
     priced = [m for m in strict if m in costs]
     cheap, passed = rank(priced, rep, lambda m: (costs[m].calls, costs[m].tokens, order[m]))
+    cheap = fit(cheap)
     abstain = [m for m in d.metrics if yes(m, "passes-correct-refusal") and no(m, "passes-over-refusal")]
-    german, _ = rank([m for m in strict if yes(m, "non-english")], rep, by_agreement)
+    german_all = [m for m in strict if yes(m, "non-english")]
+    german = fit(rank(german_all, rep, by_agreement)[0])
     lenient = [m for m in d.metrics if yes(m, "passes-unstated")]
-    span_kept, _ = rank(span, rep, by_agreement)
+    span_kept = fit(rank(span, rep, by_agreement)[0])
     facts_ev = ("facts", FACTS_TITLE)
     agree_ev = ("agreement", agreement_heading(d.is_reference)) if agree else None
     cost_ev = ("frontier", FRONTIER_TITLE)
@@ -177,12 +211,12 @@ def needs(rep) -> list[Need]:
         return tuple(p for p in parts if p)
 
     out = [
-        Need("a citation promised per claim", span_kept[:1] + citation[:1],
+        Need("a citation promised per claim", span_kept[:1] + fit(citation)[:1],
              "fails a claim no passage states and one only inferred from them, lowers the score for a "
              f"contradiction, judges claim by claim; {names(citation)} "
              f"{'notices' if len(citation) == 1 else 'notice'} a [N] marker that points at the wrong passage"
              + (f". Also qualify: {names(span_kept[1:])}" if span_kept[1:] else ""),
-             evidence=ev(facts_ev, agree_ev, stab_ev)),
+             evidence=ev(facts_ev, agree_ev, stab_ev), candidates=tuple(span + citation)),
         Need("cheap monitoring of production traffic", cheap[:1],
              f"fails unstated and contradicted claims ({names(strict)}), then the fewest judge calls per answer"
              + (f": {costs[cheap[0]].calls:.1f} calls, {costs[cheap[0]].tokens:,.0f} tokens" if cheap else "")
@@ -190,20 +224,57 @@ def needs(rep) -> list[Need]:
                 "interval, or decisions that flip across repeats)" if passed else "")
              + (f". Avoid {names(lenient)}: it stays at 1.0 on an answer whose only fault is an unstated claim"
                 if lenient else ""),
-             evidence=ev(facts_ev, cost_ev, agree_ev, stab_ev)),
-        Need("answers that may abstain", abstain,
+             evidence=ev(facts_ev, cost_ev, agree_ev, stab_ev), candidates=tuple(priced)),
+        Need("answers that may abstain", fit(abstain),
              "scores a justified refusal as grounded and an over-cautious one (the passages hold the answer) "
-             "as not grounded", evidence=ev(facts_ev)),
+             "as not grounded", evidence=ev(facts_ev, agree_ev), candidates=tuple(abstain)),
         Need("non-English answers", german[:2],
              "scores a German answer with a supported, a contradicted and an unstated claim below 1, and fails "
              "unstated and contradicted claims; the reference judge reads labels, so check a real judge's "
-             "reading of your language against labelled cases", evidence=ev(facts_ev, agree_ev)),
+             "reading of your language against labelled cases", evidence=ev(facts_ev, agree_ev),
+             candidates=tuple(german_all)),
     ]
-    if agree:
-        out = [Need(n.need, n.recommended, n.why,
-                    "; ".join(f"{short[m]} {agree[m].text()}" for m in n.recommended if m in agree), n.evidence)
-               for n in out]
-    return out
+    return [_settled(n, agree, short, costs) for n in out]
+
+
+def _settled(n: Need, agree: dict[str, Standing], short: dict[str, str], costs: dict) -> Need:
+    """The row with the figures each recommendation rests on, the candidates left out at chance, and why
+    nothing is recommended when nothing is."""
+    cands = list(dict.fromkeys(n.candidates))
+    chance = [m for m in cands if m in agree and agree[m].at_chance]
+    why = n.why + ("; not recommended, agreement interval reaching chance (balanced accuracy "
+                   f"{CHANCE:.2f}): " + "; ".join(f"{short[m]} {agree[m].text()}" for m in chance) if chance else "")
+    held = ""
+    if not n.recommended and cands:
+        held = ("none yet: no answer of this run is labelled" if not agree else
+                "none: no candidate's agreement is clear of chance" if chance else
+                "none: no candidate's agreement is measured")
+    figures = "; ".join(f"{short[m]} {agree[m].text()}" + _cost(costs.get(m)) for m in n.recommended if m in agree)
+    return Need(n.need, n.recommended, why, figures, n.evidence, tuple(cands), held)
+
+
+def _cost(c) -> str:
+    """The cost a recommendation rests on, e.g. ``, at 2.0 judge calls and 1,234 tokens per answer``."""
+    if c is None:
+        return ""
+    money = f" ({c.money_per_answer:.3g} money)" if c.money_per_answer is not None else ""
+    return f", at {c.calls:.1f} judge calls and {c.tokens:,.0f} tokens{money} per answer"
+
+
+def label_first(data) -> str:
+    """What to do before the table can recommend anything: how many answers to label, and the commands.
+
+    >>> from types import SimpleNamespace as N
+    >>> print(label_first(N(run_dir="/runs/my run", case_ids=["a"] * 120)))
+    No answer of this run is labelled, so nothing is recommended: a metric is chosen on its agreement with people, never on its definition or cost alone. Label 50 answers first: harness review '/runs/my run' --labels '/runs/my run/labels.sqlite' --sample 50 --reviewer YOUR_NAME (a browser app; a second reviewer runs the same command with their name), then harness report '/runs/my run' --labels '/runs/my run/labels.sqlite'.
+    """
+    n = min(LABEL_FIRST, len(data.case_ids)) or LABEL_FIRST
+    run = shlex.quote(data.run_dir)
+    labels = shlex.quote(f"{data.run_dir.rstrip('/')}/labels.sqlite")
+    return ("No answer of this run is labelled, so nothing is recommended: a metric is chosen on its agreement "
+            f"with people, never on its definition or cost alone. Label {n} answers first: harness review {run} "
+            f"--labels {labels} --sample {n} --reviewer YOUR_NAME (a browser app; a second reviewer runs the same "
+            f"command with their name), then harness report {run} --labels {labels}.")
 
 
 CEILING = ("Under the reference judge these figures are each definition's ceiling (a judge that reads the "
@@ -213,11 +284,11 @@ CEILING = ("Under the reference judge these figures are each definition's ceilin
 def compute(rep) -> Decision:
     """The decision table of one report, with where its facts came from and how to read its figures."""
     rows = needs(rep)
-    measured = any(n.agreement for n in rows)
+    measured = bool(standings(rep))
     reference = rep.data.is_reference
+    note = (CEILING if reference else "") if measured else label_first(rep.data)
     return Decision(rows, sources(merged(rep.data, rep.cells)),
-                    agreement_title(reference) if measured else "",
-                    CEILING if measured and reference else "")
+                    agreement_title(reference) if measured else "", note)
 
 
 def groups(divergences) -> list[Group]:

@@ -109,9 +109,11 @@ def cards(rep) -> str:
     parts = []
     for m in rep.data.metrics:
         text = card_text(m)
+        note = (getattr(rep, "card_notes", None) or {}).get(m)
         if text is not None:
             parts.append(f'<details id="card-{e(m)}"><summary>{e(rep.names[m])} <code>{e(m)}</code></summary>'
-                         f'<pre class="card">{e(text)}</pre></details>')
+                         + (f'<p class="small"><b>{e(note)}</b></p>' if note else "")
+                         + f'<pre class="card">{e(text)}</pre></details>')
     body = "".join(parts) or "<p>No metric of this run has a generated card.</p>"
     return (f'<section id="cards"><h2>Metric cards</h2><p>The generated card of each metric '
             f'(<code>harness cards</code>), as written.</p>{body}</section>')

@@ -12,7 +12,8 @@ TITLE = "Which metric for which need"
 INTRO = ("Each need is a set of requirements over behaviour facts (found by what the cases are tagged to probe, "
          "never by case id: reports/model/behaviours.py, reports/model/facts.py), then measured agreement with "
          "human labels and stability across repeats where the run has them, and only then cost: a metric whose "
-         "agreement lies below another candidate's interval is never picked for being cheaper.")
+         "agreement lies below another candidate's interval is never picked for being cheaper, one whose interval "
+         "reaches chance (balanced accuracy 0.50) never at all, and nothing before the run's answers are labelled.")
 GLANCE_INTRO = ("Divergent cases grouped by the kind and mechanism of their reason, derived from the metrics' unit "
                 "verdicts (reports/model/reasons.py), largest group first.")
 
@@ -27,7 +28,7 @@ def slug(title: str) -> str:
 
 
 def _use(rep, n) -> str:
-    return ", ".join(rep.shorts[m] for m in n.recommended) or "none of these"
+    return ", ".join(rep.shorts[m] for m in n.recommended) or getattr(n, "held", "") or "none of these"
 
 
 def html(rep) -> str:

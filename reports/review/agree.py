@@ -50,33 +50,38 @@ def with_labels(data, labels_path: str, reviewers: list[str] | None = None, adju
 
 
 def run(args) -> int:
-    """Print (or ``--json``) both sets of figures."""
+    """Print (or ``--json``) both sets of figures; the labels are a review's labels file or annotated cases
+    (:mod:`reports.review.team`)."""
+    from reports.review import team  # noqa: PLC0415 - lazy: the labels' loader
+
     data = load_run(args.run, args.out, args.cases)
     reviewers = [r.strip() for r in (args.reviewers or "").split(",") if r.strip()] or None
     adjudicators = [args.adjudicator] if getattr(args, "adjudicator", None) else None
-    data, lab, weights = with_labels(data, args.labels, reviewers, adjudicators)
+    data, lab = team.apply(data, team.load(args.labels, data.cases, data.run_id, reviewers, adjudicators))
+    prov = lab.provenance
     results = agreement.compute(data)
-    est = gather(data, args.labels, weights, reviewers, adjudicators)
+    est = gather(data, args.labels, lab.weights, reviewers, adjudicators) if lab.weights else None
     if args.json:
         doc = agreement.as_json(data, results)
-        doc["labels"] = {"file": args.labels, "labelled": len(lab.cases), "sample": len(lab.picks),
-                         "left_out": lab.left_out, "reviewers": sorted(set(lab.chosen.values()))}
-        keys = ("base_rate", "accuracy", "balanced_accuracy", "kappa")
-        doc["weighted"] = {m.metric: {"n": m.answers.n, **{k: m.answers.point[k] for k in keys},
-                                      **{f"{k}_ci": list(m.answers.ci[k]) for k in keys},
-                                      "rule": W.Weighted(m.metric, m.answers.n, *(m.answers.point[k] for k in keys),
-                                                         {}).rule}
-                           for m in est.results}
-        doc["estimates"] = estimates_json(est)
+        doc["labels"] = {"file": args.labels, "kind": prov.kind, "labelled": prov.labelled, "sample": prov.drawn,
+                         "unlabelled": prov.unlabelled, "left_out": prov.left_out,
+                         "reviewers": sorted(prov.chosen), "saved": [prov.first, prov.last]}
+        if est is not None:   # a review's sample: the design-weighted estimates
+            keys = ("base_rate", "accuracy", "balanced_accuracy", "kappa")
+            doc["weighted"] = {m.metric: {"n": m.answers.n, **{k: m.answers.point[k] for k in keys},
+                                          **{f"{k}_ci": list(m.answers.ci[k]) for k in keys},
+                                          "rule": W.Weighted(m.metric, m.answers.n,
+                                                             *(m.answers.point[k] for k in keys), {}).rule}
+                               for m in est.results}
+            doc["estimates"] = estimates_json(est)
         print(json.dumps(doc, indent=2, sort_keys=True, allow_nan=False))
         return 0
     names = {m: data.info[m].short_name for m in data.metrics}
-    left = ", ".join(f"{n} {why}" for why, n in lab.left_out.items()) or "none"
-    print(f"labels: {args.labels}: {len(lab.cases)} labelled answers of a sample of {len(lab.picks)} "
-          f"(left out: {left}); labels by {', '.join(sorted(set(lab.chosen.values()))) or 'nobody yet'}")
+    print(prov.text())
     print(agreement_section.terminal(data, results, names))
-    print()
-    print(estimates_section.terminal(est.results, est.plan, names, est.human, est.alt))
+    if est is not None:
+        print()
+        print(estimates_section.terminal(est.results, est.plan, names, est.human, est.alt))
     return 0
 
 

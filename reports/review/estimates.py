@@ -28,6 +28,14 @@ def gather(data, labels_path: str, weights: dict[str, float], reviewers: list[st
     """Everything the estimates block says (``data`` carries the gold labels, as ``with_labels`` makes it)."""
     results = LE.compute(data, weights, resamples)
     plan = LE.plan(data, weights, results, resamples)
+    human, alt = human_and_alt(data, labels_path, reviewers, adjudicators, resamples)
+    return Gathered(results, plan, human, alt)
+
+
+def human_and_alt(data, labels_path: str, reviewers: list[str] | None = None, adjudicators: list[str] | None = None,
+                  resamples: int = LE.D.RESAMPLES) -> tuple[object, dict]:
+    """(the raters' agreement, metric -> alternative-annotator test) from a labels file (the report's
+    ``data.label_human`` and ``data.label_alt``)."""
     store = LabelStore.open_existing(labels_path)
     try:
         latest = store.latest()
@@ -46,4 +54,4 @@ def gather(data, labels_path: str, weights: dict[str, float], reviewers: list[st
                 if cell is not None and cell.status == "scored":
                     flags[cid] = oriented(m, float(cell.score)) < _top(data, m)
             alt[m] = AT.alt_test(labels, flags, resamples=resamples)
-    return Gathered(results, plan, human, alt)
+    return human, alt
