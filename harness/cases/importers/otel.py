@@ -48,6 +48,7 @@ def import_files(paths: list[str], sample: int | None = None, seed: int = 0) -> 
         case, why = trace_case(trace_id, [s for _, s in items])
         if why:
             out.drop(why, where)
+            out.each.append(f"{where}: {why}")
         else:
             validated(case, out, where, seen)
     usable = out.cases
@@ -86,6 +87,31 @@ def trace_case(trace_id: str, spans: list) -> tuple[dict | None, str | None]:
     ids = [str(d) if d is not None else None for d, _ in docs]
     if None in ids or len(set(ids)) != len(ids):
         ids = [str(i) for i in range(1, len(docs) + 1)]
-    return {"id": f"trace-{trace_id}", "question": users[-1], "answer": llm.output,
-            "contexts": [{"id": i, "text": t} for i, (_, t) in zip(ids, docs)],
+    return {"id": f"trace-{trace_id}", "question": question(spans, users[-1], [t for _, t in docs]),
+            "answer": llm.output, "contexts": [{"id": i, "text": t} for i, (_, t) in zip(ids, docs)],
             "tags": ["otel", llm.shape]}, None
+
+
+def question(spans: list, prompt: str, passages: list[str]) -> str:
+    """The trace's question: the first clean one of the trace's own input (Langfuse), the root span's input
+    (the request the app received) and the LLM span's user message ``prompt``; a text that holds a passage
+    (a prompt stuffed with the retrieved context) is never taken while a clean one exists.
+
+    >>> from harness.cases.importers.otel_spans import Span
+    >>> root = Span("t", "1", "CHAIN", 0, input="Who built it?")
+    >>> question([root], "Context: Ford built it in 1908.\\nQuestion: Who built it?", ["Ford built it in 1908."])
+    'Who built it?'
+    """
+    roots = [s for s in spans if s.parent is None]
+    candidates = [s.trace_input for s in spans if s.trace_input]
+    if len(roots) == 1 and roots[0].kind != LLM:
+        candidates.append(roots[0].input)
+    candidates.append(prompt)
+    clean = [c for c in candidates if isinstance(c, str) and c.strip() and not _stuffed(c, passages)]
+    return clean[0].strip() if clean else prompt
+
+
+def _stuffed(text: str, passages: list[str]) -> bool:
+    """Does ``text`` hold one of the passages (its first 60 characters, whitespace-normalised)?"""
+    flat = " ".join(text.split())
+    return any(" ".join(p.split())[:60] in flat for p in passages if p.strip())
