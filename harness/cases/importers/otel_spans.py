@@ -513,7 +513,7 @@ def _generic(trace: str, span: str, kind: str, order: int, inputs, outputs, erro
             if isinstance(d, str):
                 docs.append((None, d))
             elif isinstance(d, dict):
-                text = d.get("page_content", d.get("pageContent", d.get("content", d.get("text"))))
+                text = d.get("page_content", d.get("content", d.get("pageContent", d.get("text"))))
                 meta = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
                 docs.append((d.get("id") or meta.get("doc_uri") or meta.get("id") or meta.get("source"), text))
         return Span(trace, span, RETRIEVER, order, documents=tuple(docs), error=error, shape=shape, parent=parent,
