@@ -1,21 +1,26 @@
 """Production traces (OpenTelemetry / OpenInference spans) as cases: ``harness import otel FILE``.
 
 Groundedness needs no reference answer, so it can score a sample of live traffic. This importer reads
-spans as Phoenix, Langfuse or MLflow tracing export them (the shapes are in
-:mod:`harness.cases.importers.otel_spans`) and makes one case per trace:
+spans as Phoenix (OTLP JSON, span records, ``get_spans_dataframe()`` rows as JSON or parquet), Langfuse
+(observations, a trace with nested observations, the SDK's OTel spans), MLflow tracing and OpenLLMetry export
+them (the shapes are in :mod:`harness.cases.importers.otel_spans` and docs/otel.md) and makes one case per
+trace:
 
-- contexts: the documents of the trace's retriever spans, in order (the same text twice is kept
-  once); a document's own id is its context id when every id in the trace is distinct, else its
-  position ``1``, ``2``, ...;
-- question and answer: the trace's last LLM span: its last user message (or its plain-text input)
-  is the question, its output (the last output message) the answer;
-- id ``trace-<trace id>``; tags ``otel`` and the exporter shape (``otlp``, ``phoenix``, ``mlflow``,
-  ``langfuse``).
+- contexts: the documents of the trace's retriever spans (a LangChain-callback retriever logged as a plain
+  span too), in order (the same text twice is kept once); a document's own id is its context id when every
+  id in the trace is distinct, else its position ``1``, ``2``, ...;
+- answer: the trace's last LLM span's output (its last output message);
+- question: the first clean one of the trace's own input, the root span's input and the LLM span's last user
+  message (or its plain-text input); a text holding a retrieved passage (a stuffed prompt) is never taken
+  while a clean one exists;
+- id ``trace-<trace id>``; tags ``otel`` and the exporter shape (``otlp``, ``phoenix``, ``phoenix-dataframe``,
+  ``mlflow``, ``langfuse``, ``langfuse-trace``, ``langfuse-otel``, ``openllmetry``).
 
 Every trace is kept or dropped with a reason (no retriever span, no document text, no LLM span, no
-question, no answer, a span that ended in an error), and the summary counts them. ``--sample N`` keeps
-N of the usable traces, drawn with a seeded generator (``--seed``, default 0), so the same file and seed
-give the same sample. The cases carry no annotation: score them with a real judge (``--judge-url``).
+question, no answer, a span that ended in an error), and the summary counts them and names every dropped
+trace on a line of its own. ``--sample N`` keeps N of the usable traces, drawn with a seeded generator
+(``--seed``, default 0), so the same file and seed give the same sample. The cases carry no annotation:
+score them with a real judge (``--judge-url``).
 """
 from __future__ import annotations
 
@@ -25,7 +30,8 @@ from harness.cases.importers.labelled import Imported, ImportFileError, _text, v
 from harness.cases.importers.otel_spans import LLM, RETRIEVER, read_spans
 
 FORMAT = "otel"
-DESCRIPTION = "OpenTelemetry / OpenInference spans (Phoenix, Langfuse, MLflow tracing): one case per trace"
+DESCRIPTION = ("OpenTelemetry / OpenInference spans (Phoenix, Langfuse, MLflow tracing, OpenLLMetry): one case "
+               "per trace")
 WRITTEN = "no annotations: score them with --judge-url URL --judge-model ID"
 """What the command says after writing the cases."""
 

@@ -1,21 +1,32 @@
 """Spans from a trace export, in one shape whatever tool exported them.
 
-Four documented shapes are read (the shape is recognised from the file, never guessed from its name):
+These documented shapes are read (the shape is recognised from the file, never guessed from its name):
 
 - **OTLP JSON** (OpenTelemetry's JSON encoding, as the collector's file exporter and Phoenix / Langfuse
   OTLP endpoints speak it): ``{"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}``, each span with
   ``traceId``, ``spanId``, ``parentSpanId``, ``name`` and ``attributes`` as a list of
   ``{"key": ..., "value": {"stringValue" | "intValue" | "doubleValue" | "boolValue" | "arrayValue": ...}}``.
-  OpenInference attributes say what a span is (``openinference.span.kind``: ``RETRIEVER``, ``LLM``, ...).
-- **Phoenix** span records (its spans API and ``get_spans_dataframe`` rows as JSON): ``context.trace_id``,
+  OpenInference attributes say what a span is (``openinference.span.kind``: ``RETRIEVER``, ``LLM``, ...); a
+  message's text is ``message.content`` or its text content parts
+  (``llm.input_messages.N.message.contents.M.message_content.text``). Spans the Langfuse SDK sends
+  (``langfuse.observation.type`` / ``.input`` / ``.output``, ``langfuse.trace.input``) and OpenLLMetry spans
+  (``gen_ai.prompt.N.role`` / ``.content``, ``gen_ai.completion.N.*``, ``traceloop.span.kind``,
+  ``traceloop.entity.input`` / ``.output``) are read by those attributes.
+- **Phoenix** span records (its spans API): ``context.trace_id``,
   ``context.span_id``, ``parent_id``, ``span_kind`` and ``attributes`` as an object, either flat
   (``"retrieval.documents.0.document.content"``) or nested (``{"retrieval": {"documents": [...]}}``).
+- **Phoenix** ``get_spans_dataframe()`` rows (``df.to_json(orient="records")``, or a parquet dump that
+  :mod:`harness.cases.importers.otel` turns into those records): flat ``context.span_id``, ``parent_id``,
+  ``span_kind`` and ``attributes.<name>`` columns, list attributes as lists of objects with dotted keys.
 - **MLflow tracing** (``Trace.to_json()``, ``mlflow traces get``): ``{"info": ..., "data": {"spans": [...]}}``;
   each span's ``attributes`` hold JSON-encoded values: ``mlflow.spanType`` (``"RETRIEVER"``, ``"LLM"``,
   ``"CHAT_MODEL"``), ``mlflow.spanInputs``, ``mlflow.spanOutputs`` (a retriever's outputs: a list of
   documents with ``page_content``).
 - **Langfuse** observations (its public observations API, ``{"data": [...]}``): ``id``, ``traceId``,
-  ``parentObservationId``, ``type`` (``GENERATION``, ``RETRIEVER``, ``SPAN``, ...), ``input`` and ``output``.
+  ``parentObservationId``, ``type`` (``GENERATION``, ``RETRIEVER``, ``SPAN``, ...), ``input`` and ``output``;
+  a **Langfuse trace** (``GET /api/public/traces/{id}``): ``id``, ``input``, ``output`` and its ``observations``.
+- A non-LLM span of any of these whose output is a list of LangChain ``Document`` objects (a LangChain
+  callback's retriever logged as a plain span) is read as a retriever.
 
 A file is one JSON document of any of these (a list of them too), or JSONL with one per line.
 """
