@@ -80,6 +80,32 @@ def test_a_phoenix_dataframe_dumped_as_parquet(tmp_path):
         assert set(r.dropped) == {"no LLM span (no answer)"}
 
 
+def test_genai_semconv_json_messages(tmp_path):
+    """OpenTelemetry GenAI conventions' gen_ai.input.messages / gen_ai.output.messages (JSON, text parts) read
+    like OpenLLMetry's indexed gen_ai.prompt.N / gen_ai.completion.N."""
+    from harness.cases.importers.otel import import_files
+
+    def kv(k, v):
+        return {"key": k, "value": {"stringValue": v}}
+
+    msgs_in = [{"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
+               {"role": "user", "parts": [{"type": "text", "content": f"Context: {D1}"},
+                                          {"type": "text", "content": Q}]}]
+    msgs_out = [{"role": "assistant", "parts": [{"type": "text", "content": A}], "finish_reason": "stop"}]
+    spans = [{"traceId": "t1", "spanId": "s1", "name": "answer", "attributes": [
+                 kv("traceloop.span.kind", "workflow"), kv("traceloop.entity.input", json.dumps({"args": [Q]}))]},
+             {"traceId": "t1", "spanId": "s2", "parentSpanId": "s1", "name": "retrieve", "attributes": [
+                 kv("traceloop.span.kind", "task"), kv("traceloop.entity.output", json.dumps(
+                     [{"page_content": D1, "metadata": {}}, {"page_content": D2, "metadata": {}}]))]},
+             {"traceId": "t1", "spanId": "s3", "parentSpanId": "s1", "name": "chat gpt-4o", "attributes": [
+                 kv("gen_ai.operation.name", "chat"), kv("gen_ai.input.messages", json.dumps(msgs_in)),
+                 kv("gen_ai.output.messages", json.dumps(msgs_out))]}]
+    path = tmp_path / "genai.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+    r = import_files([str(path)])
+    assert [(c["question"], [x["text"] for x in c["contexts"]], c["answer"]) for c in r.cases] == [(Q, [D1, D2], A)]
+
+
 def test_the_question_is_the_cleanest_input_and_a_stuffed_prompt_only_the_last_resort():
     from harness.cases.importers.otel import trace_case
     from harness.cases.importers.otel_spans import LLM, RETRIEVER, Span

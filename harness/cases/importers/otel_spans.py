@@ -228,7 +228,8 @@ def _otlp(s: dict, order: int, where: str = "") -> Span:
     parent = str(s["parentSpanId"]) if s.get("parentSpanId") else None
     if any(k.startswith(("langfuse.observation.", "langfuse.trace.")) for k in attrs):
         return _langfuse_otel(trace, span_id, parent, attrs, order, error, where)
-    if "traceloop.span.kind" in attrs or any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in attrs):
+    if "traceloop.span.kind" in attrs or any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in attrs) \
+            or "gen_ai.input.messages" in attrs:
         return _openllmetry(trace, span_id, parent, attrs, order, error, where)
     return _openinference(trace, span_id, attrs, order, error, "otlp", parent)
 
@@ -479,6 +480,9 @@ def _openllmetry(trace: str, span: str, parent: str | None, attrs: dict, order: 
     at = _at(where, "attributes")
     prompts = _indexed(attrs, "gen_ai.prompt")
     completions = _indexed(attrs, "gen_ai.completion")
+    if not prompts and "gen_ai.input.messages" in attrs:   # the newer GenAI conventions: JSON messages with parts
+        prompts = _genai_messages(_json_attr(attrs["gen_ai.input.messages"], f"{at}.gen_ai.input.messages"))
+        completions = _genai_messages(_json_attr(attrs.get("gen_ai.output.messages"), f"{at}.gen_ai.output.messages"))
     if prompts or completions or attrs.get("llm.request.type"):
         messages = tuple((str(p.get("role") or "user"), p.get("content")) for p in prompts)
         answers = [c.get("content") for c in completions if c.get("role", "assistant") == "assistant"]
@@ -490,6 +494,24 @@ def _openllmetry(trace: str, span: str, parent: str | None, attrs: dict, order: 
         outputs = outputs["outputs"]
     kind = str(attrs.get("traceloop.span.kind") or "").upper()
     return _generic(trace, span, kind, order, inputs, outputs, error, "openllmetry", parent)
+
+
+def _genai_messages(value) -> list[dict]:
+    """OpenTelemetry GenAI ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (a JSON list of
+    ``{"role", "parts": [{"type": "text", "content": ...}, ...]}``) as ``{"role", "content"}`` dicts, the text
+    parts joined.
+
+    >>> _genai_messages([{"role": "user", "parts": [{"type": "text", "content": "Hi"}]}])
+    [{'role': 'user', 'content': 'Hi'}]
+    """
+    out = []
+    for m in value if isinstance(value, list) else []:
+        if isinstance(m, dict):
+            parts = m.get("parts") if isinstance(m.get("parts"), list) else []
+            texts = [p.get("content") for p in parts if isinstance(p, dict) and p.get("type") == "text"
+                     and isinstance(p.get("content"), str)]
+            out.append({"role": m.get("role"), "content": "\n".join(texts) if texts else None})
+    return out
 
 
 def _langchain_documents(outputs) -> list | None:
