@@ -21,9 +21,10 @@ def add_parser(sub):
                                    "(--judge-url). RAGTruth (RESPONSE_JSONL SOURCE_INFO_JSONL) and FaithBench "
                                    "(BATCH_JSON...) cases carry the human hallucination spans; a summary says "
                                    "what was kept and what was dropped, by reason. otel: OpenTelemetry / "
-                                   "OpenInference spans as Phoenix, Langfuse or MLflow tracing export them, one "
-                                   "case per trace (retriever documents as contexts, the LLM span's input and "
-                                   "output as question and answer).")
+                                   "OpenInference spans as Phoenix, Langfuse, MLflow tracing or OpenLLMetry "
+                                   "export them, one case per trace (retriever documents as contexts, the root "
+                                   "span's input or the LLM span's user message as question, the LLM span's "
+                                   "output as answer; every dropped trace named with its reason).")
     p.add_argument("format", choices=sorted(FORMATS), help="the export's format")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="the export file (.jsonl, .json or .csv); ragtruth: RESPONSE_JSONL SOURCE_INFO_JSONL; "

@@ -30,6 +30,8 @@ class Imported:
     """Things counted but not dropped (e.g. labels a policy ignores)."""
     examples: dict[str, str] = field(default_factory=dict)
     """reason -> where it first happened (file and line or id)."""
+    each: list[str] = field(default_factory=list)
+    """One line per dropped item, for importers that name every drop (otel: every trace and why)."""
 
     def drop(self, reason: str, where: str) -> None:
         self.dropped[reason] += 1
@@ -48,6 +50,7 @@ class Imported:
         out += [f"  {n}  {reason}  (first: {self.examples.get(reason, '?')})" for reason, n in
                 sorted(self.dropped.items(), key=lambda kv: (-kv[1], kv[0]))]
         out += [f"  note: {n} {what}" for what, n in sorted(self.notes.items())]
+        out += [f"  dropped {line}" for line in self.each]
         return out
 
 
