@@ -64,13 +64,15 @@ def version() -> str:
 def main(argv: list[str] | None = None) -> int:
     """The CLI; everything it prints (and every library it drives prints) passes the secret scrubber."""
     from harness.core.redact import ScrubbingStream  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.metric.vendor_env import switches  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.metric.vendor_env import quiet_vendors  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)
     try:
-        with switches():   # the vendor switches for this command (and the workers it starts); the caller's after
-            return _main(argv)
+        # the command's process is the harness's own: the vendor switches hold to its very end (a vendor's exit
+        # hook, such as DeepEval's telemetry flush, reads them after main returns), and its workers inherit them
+        quiet_vendors()
+        return _main(argv)
     finally:
         sys.stdout, sys.stderr = saved
 

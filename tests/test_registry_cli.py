@@ -67,8 +67,10 @@ import harness
 before = dict(os.environ)
 harness.evaluate({CANONICAL!r}, metrics=["deepeval.faithfulness"], report=False, progress=False,
                  out_dir=sys.argv[1])
+import deepeval.telemetry.client as telemetry
 print(json.dumps({{"seen": seen, "after": [k for k in set(before) | set(os.environ)
-                                           if before.get(k) != os.environ.get(k)]}}))
+                                           if before.get(k) != os.environ.get(k)],
+                  "backend": type(telemetry.get_backend()).__name__}}))
 """
     env = {**os.environ, "RAGAS_DO_NOT_TRACK": "1", "LANGSMITH_TRACING": "true", "HARNESS_WORKERS": "1"}
     for k in ("DEEPEVAL_TELEMETRY_OPT_OUT", "DEEPEVAL_DISABLE_DOTENV"):
@@ -79,6 +81,8 @@ print(json.dumps({{"seen": seen, "after": [k for k in set(before) | set(os.envir
     assert got["seen"] == {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
                            "DEEPEVAL_DISABLE_DOTENV": "1", "LANGSMITH_TRACING": "false"}, out.stderr[-2000:]
     assert got["after"] == [], got
+    # DeepEval sends what it counted from an exit hook, reading the opt-out then: its backend stays the no-op one
+    assert got["backend"] == "NoopBackend", got
 
 
 def test_importing_the_package_has_no_side_effect():

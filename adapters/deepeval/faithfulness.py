@@ -28,6 +28,7 @@ from harness.core.records import Case, CellResult, UnitVerdict
 from harness.core.vocab import FLAGS, Flag
 from harness.metric import Endpoint, LabelReading, UnitCredit, register
 
+from adapters.deepeval._telemetry import SHIM as TELEMETRY_SHIM
 from adapters.deepeval._usage import SHIM as USAGE_SHIM
 
 CARD_NOTES = """\
@@ -85,7 +86,7 @@ class DeepEvalFaithfulnessBase:
              Flag("empty_answer_rejected", "empty answer rejected", "empty answer",
                   "DeepEval rejects an empty answer before any judge call"))
     card_notes = CARD_NOTES
-    shims = (USAGE_SHIM,)
+    shims = (USAGE_SHIM, TELEMETRY_SHIM)
     penalize: bool = False
 
     @classmethod

@@ -67,6 +67,14 @@ def quiet_vendors() -> None:
 _held = 0
 _saved: dict[str, str] = {}
 _held_lock = threading.Lock()
+_on_leave: list = []
+
+
+def on_leave(hook) -> None:
+    """Call ``hook()`` when the outermost :func:`switches` block ends, before the caller's environment comes back:
+    a vendor that reads a switch later (an exit hook) is put in a state that needs none (a named shim)."""
+    if hook not in _on_leave:
+        _on_leave.append(hook)
 
 
 @contextlib.contextmanager
@@ -89,6 +97,8 @@ def switches():
         with _held_lock:
             _held -= 1
             if _held == 0:
+                for hook in list(_on_leave):
+                    hook()
                 for k in [k for k in os.environ if k not in _saved]:
                     del os.environ[k]
                 for k, v in _saved.items():
