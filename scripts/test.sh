@@ -7,4 +7,22 @@ cd "$(dirname "$0")/.."
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 # lint first (imports at top, import order, no relative or star imports: [tool.ruff] in pyproject.toml)
 .venv/bin/ruff check --quiet . || { echo "test.sh: ruff found the problems above (.venv/bin/ruff check --fix . mends most)" >&2; exit 1; }
-exec .venv/bin/python -m pytest "$@"
+if [ "$#" -gt 0 ]; then
+  exec .venv/bin/python -m pytest "$@"
+fi
+# The whole suite: the stock-parity tests (stock vendor processes against test judges; much of their time is the
+# vendors' own retry sleeps and their processes' imports) run in a second pytest process beside the rest, so the
+# two cores are both busy; both must pass. Their output goes to .test-parity.log, shown when they fail.
+PARITY=(tests/test_stock_parity.py tests/test_stock_parity_more.py tests/test_stock_parity_modes.py)
+.venv/bin/python -m pytest -q "${PARITY[@]}" > .test-parity.log 2>&1 &
+parity=$!
+trap 'kill "$parity" 2>/dev/null || true' EXIT
+rest=0
+.venv/bin/python -m pytest $(printf -- '--ignore=%s ' "${PARITY[@]}") || rest=$?
+wait "$parity" && par=0 || par=$?
+trap - EXIT
+echo "test.sh: stock-parity tests (in parallel): $(tail -n 1 .test-parity.log)"
+if [ "$par" -ne 0 ]; then
+  cat .test-parity.log >&2
+fi
+[ "$rest" -eq 0 ] && [ "$par" -eq 0 ]
