@@ -113,7 +113,7 @@ def _how_to_use(data, cells, metric, text) -> list[str]:
 
 def _examples(data, cells, metric) -> list[str]:
     rows = [[m(a.probe.text), f"**{m(a.answer)}**", m(a.case_id), m(a.value)]
-            for a in answers(cells, metric, _cases(data)) if a.probe.group == "behaviour"]
+            for a in answers(cells, metric, _cases(data), data.units) if a.probe.group == "behaviour"]
     every = []
     for cid in data.case_ids:
         case, cell = data.cases.get(cid), cells[(cid, metric)]
@@ -166,7 +166,7 @@ SPAN_LABELLED = (
 
 def _degenerate(data, cells, metric, text) -> list[str]:
     rows = []
-    for a in answers(cells, metric, _cases(data)):
+    for a in answers(cells, metric, _cases(data), data.units):
         if a.probe.group != "degenerate":
             continue
         note = a.reason or ", ".join(a.flags)

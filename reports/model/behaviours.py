@@ -8,6 +8,7 @@ set, never written by hand; :mod:`reports.model.facts` keeps the answers as data
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -35,7 +36,12 @@ def _any(s: float) -> str:
 
 
 def _between(s: float) -> str:
-    return "yes" if 0.5 + EPS < s < 1 - EPS else "no"
+    """Partial credit: strictly between the bottom and the top of the range (0.50 for one of two claims is partial).
+
+    >>> _between(0.5), _between(0.67), _between(1.0), _between(0.0)
+    ('yes', 'yes', 'no', 'no')
+    """
+    return "yes" if EPS < s < 1 - EPS else "no"
 
 
 @dataclass(frozen=True)
@@ -52,14 +58,18 @@ class Probe:
     """Score -> yes | no | partly."""
     group: str = "behaviour"
     """behaviour | degenerate (shown under "Degenerate inputs")."""
+    by_units: bool = False
+    """Answered from the metric's own claim-level units where it has them (a score can fall for another reason than
+    the one the property names: the similarity baseline fails a correctly cited sentence and passes the misattributed
+    one); from the score where its units judge the whole answer."""
 
     def matches(self, case) -> bool:
         """Does ``case`` (anything with ``tags``) show this property?"""
         return self.tags <= set(getattr(case, "tags", ()) or ())
 
 
-def _p(key, text, tags, rule, group="behaviour") -> Probe:
-    return Probe(key, text, frozenset(tags.split()), rule, group)
+def _p(key, text, tags, rule, group="behaviour", by_units=False) -> Probe:
+    return Probe(key, text, frozenset(tags.split()), rule, group, by_units)
 
 
 PROBES: tuple[Probe, ...] = (
@@ -77,7 +87,7 @@ PROBES: tuple[Probe, ...] = (
     _p("partial-sentence", "gives partial credit to a sentence mixing a supported and an unsupported claim",
        "shared-sentence", _between),
     _p("checks-citation", "notices a citation marker that points at the wrong passage", "citation misattributed",
-       _penalised),
+       _penalised, by_units=True),
     _p("multi-hop", "supports a claim only two passages together state (multi-hop)", "multi-hop", _full),
     _p("ignores-pleasantry", "ignores a claim-free pleasantry ('Great question!')", "trivial-sentence", _full),
     _p("notices-stale", "notices an answer faithful to a stale passage", "stale-context", _penalised),
@@ -147,6 +157,48 @@ def answer(probe: Probe, cell, case_id: str = "", span: tuple[float, float, bool
     return Answer(probe, probe.answer(unit("", cell.score, span)), cell.label, None, tuple(cell.flags), ids)
 
 
+WHOLE_UNITS = ("answer", "judge")
+"""Unit kinds that judge the whole answer (no verdict belongs to one claim)."""
+_MARKER = re.compile(r"\s*\[([^\]\s]+)\]")
+
+
+def misattributed(case) -> list[tuple[int, int]]:
+    """Answer spans of the claims whose citation marker names another passage than the one holding their evidence
+    (the marker from the annotation, else the ``[N]`` right after the claim in the answer).
+
+    >>> from harness.core.records import Annotation, Case, Claim, Context, Evidence
+    >>> a = "Refunds take 30 days [2]. Paid to the card [2]."
+    >>> cl = (Claim("Refunds take 30 days.", (0, 20), "supported", (Evidence("1", 0, 5),)),
+    ...       Claim("Paid to the card.", (26, 42), "supported", (Evidence("2", 0, 5),)))
+    >>> misattributed(Case("c", "q", (Context("1", "x"), Context("2", "y")), a, Annotation(cl, True, False)))
+    [(0, 20)]
+    """
+    ann = getattr(case, "annotation", None)
+    out = []
+    for c in getattr(ann, "claims", ()) or ():
+        where = {e.context_id for e in c.evidence}
+        m = _MARKER.match(case.answer, c.answer_span[1])
+        cited = c.cited_context_id or (m.group(1) if m else None)
+        if cited and where and cited not in where:
+            out.append(tuple(c.answer_span))
+    return out
+
+
+def by_units(probe: Probe, case, metric: str, units) -> str | None:
+    """The probe's answer from the metric's claim-level units on the claims the probe is about (None: the metric has
+    no such unit there, so the score answers). Only the citation probe reads units: yes when a unit overlapping a
+    misattributed claim is not supported."""
+    if units is None or not len(units) or not probe.by_units:
+        return None
+    spans = misattributed(case)
+    mine = units[(units["case_id"] == case.id) & (units["metric"] == metric) & ~units["kind"].isin(WHOLE_UNITS)]
+    hits = [v for a, b, v in zip(mine["span_start"], mine["span_end"], mine["verdict"])
+            if a is not None and b is not None and a == a and any(a < e and s < b for s, e in spans)]
+    if not hits:
+        return None
+    return "yes" if any(v != "supported" for v in hits) else "no"
+
+
 def combine(answers: list[Answer]) -> Answer:
     """One answer from the answers of several cases showing the same probe: their common answer, else
     ``mixed`` (the values say which case gave what)."""
@@ -158,13 +210,20 @@ def combine(answers: list[Answer]) -> Answer:
                   first.reason, first.flags, tuple(c for a in answers for c in a.case_ids))
 
 
-def answers(cells: dict, metric: str, cases) -> list[Answer]:
-    """Every probe some case of ``cases`` (Case objects, in run order) shows, answered for ``metric``."""
+def answers(cells: dict, metric: str, cases, units=None) -> list[Answer]:
+    """Every probe some case of ``cases`` (Case objects, in run order) shows, answered for ``metric``; ``units`` (the
+    run's units table) lets a probe about one claim read the metric's own verdict on it (:attr:`Probe.by_units`)."""
     cases = list(cases)
     span = scale(metric)
     out = []
     for p in PROBES:
-        mine = [answer(p, cells.get((c.id, metric)), c.id, span) for c in cases if p.matches(c)]
+        mine = []
+        for c in cases:
+            if not p.matches(c):
+                continue
+            a = answer(p, cells.get((c.id, metric)), c.id, span)
+            said = by_units(p, c, metric, units) if a.answer in ("yes", "no") else None
+            mine.append(a if said is None else Answer(a.probe, said, a.value, a.reason, a.flags, a.case_ids))
         if mine:
             out.append(combine(mine))
     return out
