@@ -8,7 +8,7 @@ reply's ``usage``); a call that does not fit waits, in order of arrival. The lim
 as it states them; the pace is adaptive below them (AIMD, as MLflow's adaptive limiter, PR #20940):
 
 - an HTTP 429 halves the share of the limits in use and blocks every call until its ``Retry-After``;
-- each answered call adds back one request per minute's worth (1/rpm of the limits; 2 % with ``--judge-tpm``
+- each answered call adds back one request's worth (1/rpm of the limits; 2 % with ``--judge-tpm``
   alone), up to the stated limits;
 - the provider's headers are read on every reply: ``x-ratelimit-remaining-requests: 0`` (or
   ``-remaining-tokens`` below the next call's estimate) blocks until ``x-ratelimit-reset-requests``
@@ -113,6 +113,8 @@ class PaceStats:
     """Attempts that waited for room."""
     wait_s: float = 0.0
     """Seconds spent waiting, summed over the attempts (by the pace's clock)."""
+    answered: int = 0
+    """Attempts answered (a reply other than a 429, or a transport error)."""
     throttled: int = 0
     """429 replies seen."""
     gave_up: int = 0
@@ -124,8 +126,10 @@ class PaceStats:
 
 
 class Pace:
-    """A sliding-window limiter of requests and tokens per ``window_s`` (60: per minute), adaptive below
-    the stated limits. ``clock`` and ``sleep`` are injectable (tests use a virtual clock).
+    """A sliding-window limiter of requests and tokens per minute, kept over windows of ``window_s``
+    (default 60; a provider that enforces its per-minute limits over shorter windows, as Azure OpenAI does
+    over 10 s, gets ``window_s`` = 10 and a tenth of each limit per window), adaptive below the stated
+    limits. ``clock`` and ``sleep`` are injectable (tests use a virtual clock).
 
     One instance serves one event loop (the gateway's); calls wait in order of arrival.
     """
@@ -141,11 +145,14 @@ class Pace:
         self.clock, self.sleep = clock, sleep
         self.share = 1.0
         """The part of the stated limits in use (adaptive: halved on a 429, raised on each answer)."""
-        self.step = 1.0 / rpm if rpm else 0.02
+        self.per_window = window_s / 60.0
+        """The part of a minute's limits one window holds (Azure OpenAI, for one, enforces them per 10 s)."""
+        self.step = 1.0 / max(1.0, rpm * self.per_window) if rpm else 0.02
         self._window: deque[Ticket] = deque()
         self._tokens = 0
         self._blocked_until = 0.0
         self._lock: asyncio.Lock | None = None
+        self._changed: asyncio.Event | None = None
         self.stats = PaceStats()
         self.log: list[Ticket] | None = None
         """Every ticket, when set to a list (tests and the bench check the window from it)."""
@@ -160,8 +167,8 @@ class Pace:
             self._tokens -= self._window.popleft().tokens
 
     def _limits(self) -> tuple[int | None, float | None]:
-        r = max(1, int(self.rpm * self.share)) if self.rpm else None
-        t = max(1.0, self.tpm * self.share) if self.tpm else None
+        r = max(1, int(self.rpm * self.per_window * self.share + 1e-9)) if self.rpm else None
+        t = max(1.0, self.tpm * self.per_window * self.share) if self.tpm else None
         return r, t
 
     def _wait(self, cost: int, now: float) -> float:
@@ -198,8 +205,8 @@ class Pace:
                 if not waited:
                     self.stats.waited += 1
                     waited = True
-                self.stats.wait_s += wait
-                await self.sleep(wait)
+                await self._until(wait)
+                self.stats.wait_s += max(0.0, self.clock() - now)
             tk = Ticket(now, cost)
             self._window.append(tk)
             self._tokens += cost
@@ -211,11 +218,26 @@ class Pace:
                 self.log.append(Ticket(tk.at, tk.tokens))
             return tk
 
+    async def _until(self, wait: float) -> None:
+        """Sleep ``wait`` seconds, or less when an answer comes back first (its usage may give tokens back)."""
+        self._changed = self._changed or asyncio.Event()
+        self._changed.clear()
+        sleeping = asyncio.ensure_future(self.sleep(wait))
+        changed = asyncio.ensure_future(self._changed.wait())
+        try:
+            await asyncio.wait({sleeping, changed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (sleeping, changed):
+                t.cancel()
+
     # --- what the judge said -------------------------------------------------------------------
 
     def settle(self, ticket: Ticket, used: int | None) -> None:
         """The call was answered: its tokens are what the reply's usage says (None: the estimate stands),
         and the share grows by one step (additive increase)."""
+        self.stats.answered += 1
+        if self._changed is not None:
+            self._changed.set()
         if used is not None and used >= 0 and ticket in self._window:
             self._tokens += used - ticket.tokens
             ticket.tokens = used

@@ -369,6 +369,8 @@ async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolic
             throttles += 1
             attempt -= 1
             continue
+        if pace is not None:
+            pace.stats.answered += 1   # a failed attempt: counted, its tokens as estimated
         if attempt < policy.max_attempts:
             await asyncio.sleep(policy.delay(attempt, out.error.retry_after))
     return out

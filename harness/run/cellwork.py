@@ -112,6 +112,8 @@ class WorkerSpec:
     """This worker's share of ``--judge-rpm`` (the run's limit divided among its workers); None: unpaced."""
     judge_tpm: float | None = None
     """This worker's share of ``--judge-tpm``; None: unpaced."""
+    judge_window_s: float = 60.0
+    """The window the judge's per-minute limits are kept over (``--judge-window``)."""
     log_dir: str | None = None
     """The run directory: a worker process writes its vendors' log records to ``vendor-w<N>.log`` there."""
 
@@ -169,7 +171,7 @@ def make_gateway(spec: WorkerSpec, cases: dict, cache):
     policy = RetryPolicy(max_attempts=spec.retry_attempts, base_delay_s=spec.retry_base_delay_s,
                          timeout_s=spec.call_timeout_s)
 
-    pace = Pace(spec.judge_rpm, spec.judge_tpm) if spec.judge_rpm or spec.judge_tpm else None
+    pace = Pace(spec.judge_rpm, spec.judge_tpm, window_s=spec.judge_window_s) if spec.judge_rpm or spec.judge_tpm else None
     return Gateway(upstream, cache=cache, mode=spec.mode, policy=policy,
                    embeddings=make_upstream(spec.embeddings, spec.call_timeout_s), cases=cases, pace=pace)
 

@@ -100,6 +100,8 @@ class RunOptions:
     metric's calls, shared among the workers (:mod:`harness.judge.pace`); None: unpaced."""
     judge_tpm: float | None = None
     """The judge's tokens per minute as the provider states them (``--judge-tpm``); None: unpaced."""
+    judge_window_s: float = 60.0
+    """The window the provider enforces its per-minute limits over (``--judge-window``; Azure OpenAI: 10)."""
     reuse_cells: bool = True
     """Record / replay: reuse a cell from the cell cache (:mod:`harness.run.cellmemo`); False: ``--recompute``."""
 
@@ -230,7 +232,7 @@ def _worker_spec(opts: RunOptions, run_id: str, mode: str, cache, workers: int, 
                       client_timeout_s=client_timeout(opts), concurrency=max(1, -(-opts.concurrency // workers)),
                       upstream_wrapper=wrapper, embeddings=opts.embeddings, metric_args=dict(opts.metric_args),
                       # each worker paces its share (Ray divides among its actors itself: harness.run.rayrun)
-                      **dict(zip(("judge_rpm", "judge_tpm"),
+                      judge_window_s=opts.judge_window_s, **dict(zip(("judge_rpm", "judge_tpm"),
                                  for_workers(opts.judge_rpm, opts.judge_tpm, 1 if opts.ray else workers))))
 
 
