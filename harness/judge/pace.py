@@ -95,9 +95,9 @@ def parse_reset(value: str | None) -> float | None:
     return sum(float(a) * unit[b] for a, b in parts)
 
 
-@dataclass
+@dataclass(eq=False)
 class Ticket:
-    """One sent attempt in the window: when, and the tokens it counts (the estimate, then the usage)."""
+    """One sent attempt: when (sent, then answered), and the tokens it counts (the estimate, then the usage)."""
 
     at: float
     tokens: int
@@ -149,18 +149,27 @@ class Pace:
         """The part of a minute's limits one window holds (Azure OpenAI, for one, enforces them per 10 s)."""
         self.step = 1.0 / max(1.0, rpm * self.per_window) if rpm else 0.02
         self._window: deque[Ticket] = deque()
+        """Answered attempts of the last window, in order of their answer."""
         self._tokens = 0
+        """Tokens of :attr:`_window`."""
+        self.inflight: set[Ticket] = set()
+        """Attempts sent and not answered yet: they count until their answer, and a window after it."""
+        self._inflight_tokens = 0
         self._blocked_until = 0.0
         self._lock: asyncio.Lock | None = None
         self._changed: asyncio.Event | None = None
         self.stats = PaceStats()
         self.log: list[Ticket] | None = None
-        """Every ticket, when set to a list (tests and the bench check the window from it)."""
+        """Every ticket as sent, when set to a list (tests and the bench check the window from it)."""
 
     def __repr__(self):
         return f"Pace(rpm={self.rpm!r}, tpm={self.tpm!r}, share={self.share:.3f})"
 
     # --- the window ----------------------------------------------------------------------------
+    # An attempt counts from the moment it is sent until a window after its answer: the provider saw it
+    # at some time in between, so whatever that time, the provider's window never holds more attempts
+    # than the pace's (for a provider keeping the same window). The price is the call's latency per
+    # window of each slot (3 % of a minute for a 2 s call).
 
     def _expire(self, now: float) -> None:
         while self._window and self._window[0].at <= now - self.window_s:
@@ -172,23 +181,30 @@ class Pace:
         return r, t
 
     def _wait(self, cost: int, now: float) -> float:
-        """Seconds until an attempt of ``cost`` tokens fits (0: now)."""
+        """Seconds until an attempt of ``cost`` tokens fits (0: now; a window at least while the attempts
+        in flight alone fill it: one of them must be answered first)."""
         wait = self._blocked_until - now
         r, t = self._limits()
-        if r is not None and len(self._window) >= r:
-            wait = max(wait, self._window[len(self._window) - r].at + self.window_s - now)
-        if t is not None and self._window:
-            over = self._tokens + min(cost, t) - t   # a call larger than the window's tokens goes alone
+        flying = len(self.inflight)
+        if r is not None and flying + len(self._window) >= r:
+            drop = flying + len(self._window) - r   # the answered attempts that must leave the window first
+            wait = max(wait, self.window_s if drop >= len(self._window) else
+                       self._window[drop].at + self.window_s - now)
+        if t is not None and (self._window or self.inflight):
+            over = self._tokens + self._inflight_tokens + min(cost, t) - t   # a call larger than t goes alone
             for tk in self._window:
                 if over <= 0:
                     break
                 over -= tk.tokens
                 wait = max(wait, tk.at + self.window_s - now)
+            if over > 0:
+                wait = max(wait, self.window_s)
         return wait
 
     async def acquire(self, cost: int, deadline: float | None = None) -> Ticket:
-        """Wait until an attempt of ``cost`` estimated tokens fits, and count it as sent. ``deadline`` (by
-        the pace's clock): raise :class:`PaceTimeout` at once when the wait would pass it."""
+        """Wait until an attempt of ``cost`` estimated tokens fits, and count it as sent (until
+        :meth:`finish`, and a window after). ``deadline`` (by the pace's clock): raise :class:`PaceTimeout`
+        at once when the wait would pass it."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         waited = False
@@ -208,15 +224,30 @@ class Pace:
                 await self._until(wait)
                 self.stats.wait_s += max(0.0, self.clock() - now)
             tk = Ticket(now, cost)
-            self._window.append(tk)
-            self._tokens += cost
+            self.inflight.add(tk)
+            self._inflight_tokens += cost
             s = self.stats
             s.sent += 1
-            s.max_requests = max(s.max_requests, len(self._window))
-            s.max_tokens = max(s.max_tokens, self._tokens)
+            s.max_requests = max(s.max_requests, len(self._window) + len(self.inflight))
+            s.max_tokens = max(s.max_tokens, self._tokens + self._inflight_tokens)
             if self.log is not None:
                 self.log.append(Ticket(tk.at, tk.tokens))
             return tk
+
+    def finish(self, ticket: Ticket, used: int | None = None) -> None:
+        """The attempt is over (answered, refused, failed or cancelled): it counts a window from now, with
+        ``used`` tokens (None: its estimate). Idempotent: only the first call counts."""
+        if ticket not in self.inflight:
+            return
+        self.inflight.discard(ticket)
+        self._inflight_tokens -= ticket.tokens
+        ticket.at = self.clock()
+        if used is not None and used >= 0:
+            ticket.tokens = used
+        self._window.append(ticket)
+        self._tokens += ticket.tokens
+        if self._changed is not None:
+            self._changed.set()
 
     async def _until(self, wait: float) -> None:
         """Sleep ``wait`` seconds, or less when an answer comes back first (its usage may give tokens back)."""
@@ -233,14 +264,10 @@ class Pace:
     # --- what the judge said -------------------------------------------------------------------
 
     def settle(self, ticket: Ticket, used: int | None) -> None:
-        """The call was answered: its tokens are what the reply's usage says (None: the estimate stands),
+        """The call was answered: it counts the tokens the reply's usage says (None: the estimate stands),
         and the share grows by one step (additive increase)."""
         self.stats.answered += 1
-        if self._changed is not None:
-            self._changed.set()
-        if used is not None and used >= 0 and ticket in self._window:
-            self._tokens += used - ticket.tokens
-            ticket.tokens = used
+        self.finish(ticket, used)
         self.share = min(1.0, self.share + self.step)
 
     def throttled(self, retry_after: float | None) -> None:

@@ -357,6 +357,8 @@ async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolic
             out.error = UpstreamError(f"judge call timed out after {policy.timeout_s:g}s", status=504)
         except UpstreamError as e:
             out.error = e
+            if ticket is not None and e.status == 429:
+                pace.finish(ticket, 0)   # refused: a request of the window, no tokens billed
             if not e.retryable:
                 return out
         except Exception as e:  # noqa: BLE001 - an upstream bug is this call's error, kept in the ledger
@@ -364,13 +366,14 @@ async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolic
             out.error = UpstreamError(f"judge upstream failed: {type(e).__name__}: {msg}", status=500,
                                       retryable=False)
             return out
+        finally:
+            if ticket is not None:   # failed or cancelled (the cell's budget): it still counts, as estimated
+                pace.finish(ticket)
         if pace is not None and out.error.status == 429 and throttles < PACED_429_MAX:
             pace.throttled(out.error.retry_after)   # the pace waits it out, for every call alike
             throttles += 1
             attempt -= 1
             continue
-        if pace is not None:
-            pace.stats.answered += 1   # a failed attempt: counted, its tokens as estimated
         if attempt < policy.max_attempts:
             await asyncio.sleep(policy.delay(attempt, out.error.retry_after))
     return out

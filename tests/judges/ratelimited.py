@@ -9,7 +9,8 @@ test can run it on a virtual clock; ``headers=False`` leaves the ``x-ratelimit-*
 that sends only ``Retry-After``).
 
 ``with serve(rpm=6) as judge: judge.url, judge.budget.stats()``; ``python -m tests.judges.ratelimited
---rpm 6000`` serves one (the bench's judge at 100 requests per second).
+--rpm 6000`` serves one (the bench's judge at 100 requests per second: ``GET /v1/budget`` gives its counts,
+``POST /v1/budget/reset`` starts them again).
 """
 from __future__ import annotations
 
@@ -88,6 +89,12 @@ class Budget:
                         "x-ratelimit-reset-tokens": f"{max(first, wait):.3f}s"})
         return out
 
+    def reset(self) -> None:
+        """Forget the window and the counts (a new scenario of the bench)."""
+        with self._lock:
+            self._log.clear()
+            self._tokens = self.received = self.answered = self.refused = self.max_requests = self.max_tokens = 0
+
     def stats(self) -> dict:
         with self._lock:
             return {"received": self.received, "answered": self.answered, "refused": self.refused,
@@ -115,7 +122,15 @@ class _Limited(_Handler):
         self.end_headers()
         self.wfile.write(data)
 
+    def do_GET(self):
+        if self.path.rstrip("/").endswith("/budget"):
+            return self._send(200, self.budget.stats())
+        return super().do_GET()
+
     def do_POST(self):
+        if self.path.rstrip("/").endswith("/budget/reset"):
+            self.budget.reset()
+            return self._send(200, {})
         if not self.path.rstrip("/").endswith("/chat/completions"):
             return super().do_POST()
         body = self._body()
