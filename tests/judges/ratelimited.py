@@ -42,6 +42,8 @@ class Budget:
         self.answered = 0
         self.refused = 0
         """429s sent."""
+        self.tokens = 0
+        """Tokens of the answered requests."""
         self.max_requests = 0
         self.max_tokens = 0
         """Most requests and tokens ever in one window (answered ones)."""
@@ -67,6 +69,7 @@ class Budget:
                 self._log.append((now, tokens))
                 self._tokens += tokens
                 self.answered += 1
+                self.tokens += tokens
                 self.max_requests = max(self.max_requests, len(self._log))
                 self.max_tokens = max(self.max_tokens, self._tokens)
             else:
@@ -94,10 +97,11 @@ class Budget:
         with self._lock:
             self._log.clear()
             self._tokens = self.received = self.answered = self.refused = self.max_requests = self.max_tokens = 0
+            self.tokens = 0
 
     def stats(self) -> dict:
         with self._lock:
-            return {"received": self.received, "answered": self.answered, "refused": self.refused,
+            return {"received": self.received, "answered": self.answered, "refused": self.refused, "tokens": self.tokens,
                     "max_requests": self.max_requests, "max_tokens": self.max_tokens}
 
 
