@@ -188,3 +188,22 @@ def test_a_run_paced_with_no_retries_loses_no_cell(tmp_path):
     assert len(res.cells) == 6 and "error" not in set(res.cells["status"]), res.cells[["status", "reason"]]
     # an attempt counts from its sending until a window after its answer, so the judge never saw a 4th
     assert stats["answered"] >= 12 and stats["max_requests"] <= 3 and stats["refused"] == 0
+
+
+def test_each_worker_paces_its_share():
+    from dataclasses import replace
+
+    from harness.api import case_set
+    from harness.run.cellwork import make_gateway
+    from harness.run.runner import RunOptions, _worker_spec
+
+    opts = RunOptions(cases=case_set(CANONICAL), metrics=["inhouse.span"], judge_rpm=600, judge_tpm=90_000,
+                      judge_window_s=10.0)
+    spec = _worker_spec(opts, "r", "live", None, 3, remote=True)
+    assert (spec.judge_rpm, spec.judge_tpm, spec.judge_window_s) == (200, 30_000, 10.0)
+    pace = make_gateway(spec, {}, None).pace
+    assert (pace.rpm, pace.tpm, pace.window_s) == (200, 30_000, 10.0)
+    # on Ray the actors divide the run's limits among themselves (harness.run.rayrun), not the runner
+    assert _worker_spec(replace(opts, ray="auto"), "r", "live", None, 3, remote=True).judge_rpm == 600
+    assert make_gateway(_worker_spec(replace(opts, judge_rpm=None, judge_tpm=None), "r", "live", None, 1,
+                                     remote=False), {}, None).pace is None
