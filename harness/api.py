@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from harness.cases.sets import case_set  # noqa: F401 - re-exported: harness.api.case_set
 
 RUN_OPTIONS = ("cache_mode", "cache_path", "concurrency", "out_dir", "run_id", "progress", "cell_timeout_s",
-               "retry_attempts", "call_timeout_s")
+               "retry_attempts", "call_timeout_s", "judge_rpm", "judge_tpm",
+               "judge_window_s")
 """Keyword options passed on to :class:`harness.run.runner.RunOptions`."""
 
 
@@ -104,7 +105,8 @@ def evaluate(cases, metrics=None, judge=None, *, report=True, divergence_thresho
             is the report builder to use instead.
         divergence_threshold: the report's divergence threshold (default as ``harness run``).
         **options: ``out_dir`` (default :func:`default_out_dir`, said on stderr with ``progress``), ``run_id``, ``cache_mode``, ``cache_path``,
-            ``concurrency``, ``progress``, ``retry_attempts``, ``call_timeout_s``, ``cell_timeout_s``.
+            ``concurrency``, ``progress``, ``retry_attempts``, ``call_timeout_s``, ``cell_timeout_s``,
+            ``judge_rpm``, ``judge_tpm``, ``judge_window_s`` (the judge's pace: docs/pace.md).
 
     Returns:
         An :class:`EvalResult`.

@@ -87,6 +87,14 @@ def add_parser(sub):
                    help=f"total seconds per cell, every judge call, retry and wait included (default "
                         f"{DEFAULT_CELL_TIMEOUT_S:g}): a hung judge costs a cell this long at most; a cell out of "
                         f"time is ERROR and a rerun with the same --run-id retries it")
+    r.add_argument("--judge-rpm", type=float, metavar="N",
+                   help="the judge's requests per minute as the provider states them: one pace for every metric, "
+                        "shared by the workers, adaptive on 429 and the x-ratelimit headers (docs/pace.md)")
+    r.add_argument("--judge-tpm", type=float, metavar="N",
+                   help="the judge's tokens per minute as the provider states them (estimated from each prompt "
+                        "and max_tokens before sending, corrected by the reply's usage; docs/pace.md)")
+    r.add_argument("--judge-window", type=float, default=60.0, metavar="S",
+                   help="the window the provider enforces its per-minute limits over (default 60; Azure OpenAI: 10)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     r.add_argument("--faults", metavar="SPEC",
                    help="inject judge faults per attempt (testing), e.g. 500=0.05,429=0.05,timeout=0.01,"
@@ -296,7 +304,8 @@ def cmd_run(args) -> int:
                       metric_args={m: a for m, a in metric_args.items() if m in metrics},
                       prices=prices, cell_timeout_s=args.cell_timeout, workers=workers(args), ray=args.ray,
                       pin_workers=not args.no_pin,
-                      reuse_cells=not args.recompute, repeats=args.repeats)
+                      reuse_cells=not args.recompute, repeats=args.repeats,
+                      judge_rpm=args.judge_rpm, judge_tpm=args.judge_tpm, judge_window_s=args.judge_window)
     if args.estimate:   # before any judge call: what the run would cost, then stop
         return show_estimate(opts, args, prices)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
@@ -399,6 +408,10 @@ def check_run_args(args) -> None:
     checks.metrics_spec(args.metrics)
     checks.positive_seconds("--call-timeout", args.call_timeout)
     checks.positive_seconds("--cell-timeout", args.cell_timeout)
+    for flag, value in (("--judge-rpm", args.judge_rpm), ("--judge-tpm", args.judge_tpm)):
+        if value is not None and not 0 < value < float("inf"):
+            raise ValueError(f"{flag} must be a number above 0, not {value:g}")
+    checks.positive_seconds("--judge-window", args.judge_window)
     checks.reply_cap_mb(args.max_reply_mb)
     checks.http_url("--judge-url", args.judge_url)
     real = args.judge_url is not None or args.judge_model is not None

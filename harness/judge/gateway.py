@@ -129,7 +129,7 @@ class Gateway:
 
     def __init__(self, upstream, *, cache: JudgeCache | None = None, mode: str = "live",
                  policy: RetryPolicy | None = None, host: str = "127.0.0.1", port: int = 0,
-                 keep_ledger: bool = True, embeddings=None, cases=None):
+                 keep_ledger: bool = True, embeddings=None, cases=None, pace=None):
         if mode not in MODES:
             raise ValueError(f"unknown cache mode {mode!r}; known: {', '.join(MODES)}")
         if mode != "live" and cache is None:
@@ -147,6 +147,9 @@ class Gateway:
         self.cases = cases if cases is not None else {}
         """(run, case id) -> Case of the cells in flight, for the prompt template hash (the runner's worker
         fills it; a case missing here only leaves its text in the hash)."""
+        self.pace = pace
+        """The judge's pace (:class:`harness.judge.pace.Pace`, ``--judge-rpm``/``--judge-tpm``), shared by
+        every metric's calls through this gateway; None: unpaced."""
         self._books: dict[Cell, _CellBook] = defaultdict(_CellBook)
         self.budgets = CellBudgets()
         """Each open cell's time budget (``harness.judge.budget``): the runner opens it, :meth:`take` closes it."""
@@ -444,7 +447,8 @@ class Gateway:
             error, status = (f"replay miss: no cached response for cell {cell.label} "
                              f"(request {key[:12]}, step {step!r}); rerun with --cache record"), 400
         elif resp is None:
-            res = await self.budgets.call(cell, call_with_retries(self.upstream, cell, body, self.policy))
+            res = await self.budgets.call(cell, call_with_retries(self.upstream, cell, body, self.policy,
+                                                                  pace=self.pace, left_s=self.budgets.remaining(cell)))
             attempts = res.attempts
             if res.response is not None:
                 resp = res.response

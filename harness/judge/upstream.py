@@ -25,6 +25,7 @@ from urllib.parse import quote
 from harness.cases.load import case_digest
 from harness.core import redact
 from harness.judge.cache import judge_identity
+from harness.judge.pace import PACE, PaceTimeout, estimate_tokens
 from harness.judge.reference import REFERENCE_VERSION, ReferenceJudge
 from harness.judge.replycap import ACCEPT_ENCODING, HELD, RepliesHeld, ReplyTooLarge, UndecodableReply, read_capped
 from harness.judge.responses_api import ROUTE as RESPONSES
@@ -244,6 +245,9 @@ class HttpEndpoint:
                 failed = r.status_code >= 400
                 raw = await read_capped(r, ERROR_BODY_BYTES if failed else self.max_reply_bytes, cut=failed)
                 status, retry_after = r.status_code, r.headers.get("retry-after")
+                pace = PACE.get()
+                if pace is not None:   # the provider's x-ratelimit-* headers
+                    pace.observe(r.headers)
                 encoding = r.encoding or "utf-8"
         except ReplyTooLarge:
             raise UpstreamError(f"{self.what} reply is larger than the {self.max_reply_bytes / 2**20:g} MB cap "
@@ -314,22 +318,49 @@ class Attempts:
     error: UpstreamError | None = None
 
 
-async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolicy) -> Attempts:
+PACED_429_MAX = 100
+"""Under a pace, 429s do not use up the call's attempts (the pace waits them out); at most this many per call."""
+
+
+async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolicy, *, pace=None,
+                            left_s: float | None = None) -> Attempts:
     """Call the upstream until a response (any 200, handed on as it came), a non-retryable error, or
-    ``max_attempts``; only transport faults (timeouts, connection errors, 429, 5xx) are retried."""
+    ``max_attempts``; only transport faults (timeouts, connection errors, 429, 5xx) are retried.
+
+    ``pace`` (:class:`harness.judge.pace.Pace`): every attempt waits for its room in the judge's pace first;
+    a 429 slows the pace (and does not use up an attempt); an attempt that could not be sent within
+    ``left_s`` (the cell's budget left) ends the call with a 504, the cell's error, resumable."""
     out = Attempts()
     call_no = next(_CALL_NUMBERS)
-    for attempt in range(1, policy.max_attempts + 1):
-        out.attempts = attempt
-        ATTEMPT.set((call_no, attempt))
+    attempt, throttles = 0, 0
+    deadline = pace.clock() + left_s if pace is not None and left_s is not None else None
+    PACE.set(pace)
+    cost = estimate_tokens(body) if pace is not None else 0
+    while attempt < policy.max_attempts:
+        attempt += 1
+        out.attempts = attempt + throttles
+        ATTEMPT.set((call_no, attempt + throttles))
+        ticket = None
+        if pace is not None:
+            try:
+                ticket = await pace.acquire(cost, deadline)
+            except PaceTimeout as e:
+                out.error = UpstreamError(f"the judge's pace (--judge-rpm/--judge-tpm) could not send this call "
+                                          f"within the cell's time budget (--cell-timeout): {e.args[0]:.1f}s to wait",
+                                          status=504, retryable=False)
+                return out
         try:
             out.response = await asyncio.wait_for(upstream.complete(cell, body), timeout=policy.timeout_s)
             out.error = None
+            if ticket is not None:
+                pace.settle(ticket, _used_tokens(out.response))
             return out
         except asyncio.TimeoutError:
             out.error = UpstreamError(f"judge call timed out after {policy.timeout_s:g}s", status=504)
         except UpstreamError as e:
             out.error = e
+            if ticket is not None and e.status == 429:
+                pace.finish(ticket, 0)   # refused: a request of the window, no tokens billed
             if not e.retryable:
                 return out
         except Exception as e:  # noqa: BLE001 - an upstream bug is this call's error, kept in the ledger
@@ -337,6 +368,27 @@ async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolic
             out.error = UpstreamError(f"judge upstream failed: {type(e).__name__}: {msg}", status=500,
                                       retryable=False)
             return out
+        finally:
+            if ticket is not None:   # failed or cancelled (the cell's budget): it still counts, as estimated
+                pace.finish(ticket)
+        if pace is not None and out.error.status == 429 and throttles < PACED_429_MAX:
+            pace.throttled(out.error.retry_after)   # the pace waits it out, for every call alike
+            throttles += 1
+            attempt -= 1
+            continue
         if attempt < policy.max_attempts:
             await asyncio.sleep(policy.delay(attempt, out.error.retry_after))
     return out
+
+
+def _used_tokens(reply) -> int | None:
+    """Prompt plus completion tokens of a reply's ``usage`` (chat or Responses API), None without one."""
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    total = usage.get("total_tokens")
+    if isinstance(total, int):
+        return total
+    parts = [usage.get(k) for k in ("prompt_tokens", "completion_tokens", "input_tokens", "output_tokens")]
+    parts = [p for p in parts if isinstance(p, int)]
+    return sum(parts) if parts else None

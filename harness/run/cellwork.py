@@ -33,6 +33,7 @@ from harness.core import redact
 from harness.core.records import Case, CellResult, Ledger
 from harness.judge.embeddings import make_upstream
 from harness.judge.gateway import Gateway
+from harness.judge.pace import Pace
 from harness.judge.readonly_cache import ReadOnlyCache
 from harness.judge.transport import GatewayTransport
 from harness.judge.upstream import (
@@ -107,6 +108,12 @@ class WorkerSpec:
     """``harness.judge.embeddings.EmbedConfig`` of the gateway's /v1/embeddings route (None: the embedded model)."""
     metric_args: dict = field(default_factory=dict)
     """metric name -> keyword arguments of its adapter class, as in ``RunOptions``."""
+    judge_rpm: float | None = None
+    """This worker's share of ``--judge-rpm`` (the run's limit divided among its workers); None: unpaced."""
+    judge_tpm: float | None = None
+    """This worker's share of ``--judge-tpm``; None: unpaced."""
+    judge_window_s: float = 60.0
+    """The window the judge's per-minute limits are kept over (``--judge-window``)."""
     log_dir: str | None = None
     """The run directory: a worker process writes its vendors' log records to ``vendor-w<N>.log`` there."""
 
@@ -169,7 +176,8 @@ def make_gateway(spec: WorkerSpec, cases: dict, cache):
         wrapped = spec.upstream_wrapper(embeddings)
         if callable(getattr(type(wrapped), "embed", None)):
             embeddings = wrapped
-    return Gateway(upstream, cache=cache, mode=spec.mode, policy=policy, embeddings=embeddings, cases=cases)
+    pace = Pace(spec.judge_rpm, spec.judge_tpm, window_s=spec.judge_window_s) if spec.judge_rpm or spec.judge_tpm else None
+    return Gateway(upstream, cache=cache, mode=spec.mode, policy=policy, embeddings=embeddings, cases=cases, pace=pace)
 
 
 class CellWorker:

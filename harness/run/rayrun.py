@@ -32,6 +32,7 @@ import dataclasses
 import os
 import socket
 
+from harness.judge.pace import for_workers
 from harness.metric.vendor_env import FORCED
 from harness.run.cellwork import CellWorker, WorkerFailed
 
@@ -135,7 +136,8 @@ def run_on_ray(address: str, spec, tasks, metrics, on_done, *, concurrency: int,
     actors = []
     try:
         n = max(1, min(cells, int(ray.cluster_resources().get("CPU", 1))))
-        spec = dataclasses.replace(spec, concurrency=max(1, -(-concurrency // n)))
+        rpm, tpm = for_workers(spec.judge_rpm, spec.judge_tpm, n)   # each actor paces its share of the judge's limits
+        spec = dataclasses.replace(spec, concurrency=max(1, -(-concurrency // n)), judge_rpm=rpm, judge_tpm=tpm)
         actor_cls = _actor_class(ray).options(max_concurrency=max(2, spec.concurrency * 2))
         actors = [actor_cls.remote(spec, list(metrics)) for _ in range(n)]
         pool = ActorPool([a for a in actors for _ in range(spec.concurrency)])

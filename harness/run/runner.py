@@ -14,6 +14,7 @@ from harness.core.records import Case
 from harness.core.redact import url_without_credentials
 from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S
 from harness.judge.cache import JudgeCache
+from harness.judge.pace import for_workers
 from harness.judge.reference import refuse_unannotated
 from harness.judge.upstream import DEFAULT_MAX_REPLY_BYTES, RetryPolicy
 from harness.metric import registry
@@ -94,6 +95,13 @@ class RunOptions:
     repeats: int = 1
     """Judge every cell this many times (``--repeats``): repeat 0 is the run's cell, the others are kept
     beside it (:mod:`harness.store.repeats`) for the stability figures."""
+    judge_rpm: float | None = None
+    """The judge's requests per minute as the provider states them (``--judge-rpm``): one pace for every
+    metric's calls, shared among the workers (:mod:`harness.judge.pace`); None: unpaced."""
+    judge_tpm: float | None = None
+    """The judge's tokens per minute as the provider states them (``--judge-tpm``); None: unpaced."""
+    judge_window_s: float = 60.0
+    """The window the provider enforces its per-minute limits over (``--judge-window``; Azure OpenAI: 10)."""
     reuse_cells: bool = True
     """Record / replay: reuse a cell from the cell cache (:mod:`harness.run.cellmemo`); False: ``--recompute``."""
 
@@ -222,7 +230,10 @@ def _worker_spec(opts: RunOptions, run_id: str, mode: str, cache, workers: int, 
                       retry_attempts=opts.retry_attempts, retry_base_delay_s=opts.retry_base_delay_s,
                       call_timeout_s=opts.call_timeout_s, cell_timeout_s=opts.cell_timeout_s,
                       client_timeout_s=client_timeout(opts), concurrency=max(1, -(-opts.concurrency // workers)),
-                      upstream_wrapper=wrapper, embeddings=opts.embeddings, metric_args=dict(opts.metric_args))
+                      upstream_wrapper=wrapper, embeddings=opts.embeddings, metric_args=dict(opts.metric_args),
+                      # each worker paces its share (Ray divides among its actors itself: harness.run.rayrun)
+                      judge_window_s=opts.judge_window_s, **dict(zip(("judge_rpm", "judge_tpm"),
+                                 for_workers(opts.judge_rpm, opts.judge_tpm, 1 if opts.ray else workers))))
 
 
 def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mode: str,
