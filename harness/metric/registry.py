@@ -89,6 +89,13 @@ def get(name: str) -> type:
     raise UnknownMetric(f"unknown metric {name!r}{hint}known: {', '.join(names())}")
 
 
+def declared(name: str) -> type | None:
+    """The adapter class declared for ``name``, installed here or not (a metric whose vendor installs alone, such as
+    ``azure.groundedness`` in the main environment, still declares its range and direction); None if undeclared."""
+    found = discover()
+    return found.get(name) or _apart.get(name)
+
+
 def ordered(metrics) -> list[str]:
     """``metrics`` in display order; names not registered (e.g. from an old run) follow, alphabetically."""
     found = discover()

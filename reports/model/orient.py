@@ -16,7 +16,9 @@ def scale(metric: str) -> tuple[float, float, bool]:
     try:
         from harness.metric import registry  # noqa: PLC0415 - lazy: an old run's metric may not be importable
 
-        cls = registry.get(metric)
+        cls = registry.declared(metric)
+        if cls is None:
+            raise LookupError(metric)
         lo, hi = (float(x) for x in getattr(cls, "score_range", (0.0, 1.0)))
         higher = bool(getattr(cls, "higher_is_better", True))
     except Exception:  # noqa: BLE001 - a report of an old run must not need the adapter
