@@ -32,16 +32,18 @@ from __future__ import annotations
 import inspect
 
 from harness.core.records import CellResult
-
-# harness first: importing it forces the vendor switches (telemetry off, no dotenv) before deepeval
 from harness.metric import Endpoint
-
-from deepeval.metrics import FaithfulnessMetric
-from deepeval.models import OpenAIModel
-from deepeval.models.utils import EvaluationCost
-from deepeval.test_case import LLMTestCase
+from harness.metric.vendor_env import switches
 
 from adapters.deepeval._usage import UsageOptional
+
+# deepeval reads its switches as it is imported (the .env autoload, its folder in the working directory): the
+# import runs under them even when this module is imported outside a harness run (inside one they are on anyway)
+with switches():
+    from deepeval.metrics import FaithfulnessMetric
+    from deepeval.models import OpenAIModel
+    from deepeval.models.utils import EvaluationCost
+    from deepeval.test_case import LLMTestCase
 
 
 class GatewayModel(OpenAIModel):
