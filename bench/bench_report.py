@@ -77,7 +77,7 @@ def build_one(run_dir: str, out: str, profile: int) -> tuple[float, float]:
     wall, used = time.monotonic() - t0, cpu() - c0
     if prof:
         s = io.StringIO()
-        pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(profile)
+        pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(profile)
         print(s.getvalue())
     return wall, used
 
@@ -104,7 +104,7 @@ def main() -> None:
         rows.append((n, wall, used, mb, px))
         print(f"  {n:,} cases x 10 metrics: build {wall:.1f} s wall ({used:.1f} s CPU), HTML {mb:.1f} MB, "
               f"page {px} px", flush=True)
-    print(f"\n| cases x 10 metrics | build s (wall) | build s (CPU) | HTML MB | page px (1280 / 390 wide) |\n|---|---|---|---|---|")
+    print("\n| cases x 10 metrics | build s (wall) | build s (CPU) | HTML MB | page px (1280 / 390 wide) |\n|---|---|---|---|---|")
     for n, wall, used, mb, px in rows:
         print(f"| {n:,} | {wall:.1f} | {used:.1f} | {mb:.1f} | {' / '.join(f'{v:,}' for v in px.values()) or '-'} |")
     print(f"\nload at the end {os.getloadavg()[0]:.1f}")

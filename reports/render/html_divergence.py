@@ -8,6 +8,8 @@ from reports.render.markup import e
 FULL_PER_GROUP = 5
 """Cases shown in full under each reason; the rest are links to their claim-by-claim view in the case
 browser, so that a run with hundreds of divergent cases keeps a page one can scroll."""
+LINKS_PER_GROUP = 100
+"""Links under each reason past the cases shown in full; the rest are counted (the case browser lists them)."""
 
 
 def section(rep) -> str:
@@ -28,8 +30,11 @@ def more(rest) -> str:
     if not rest:
         return ""
     links = ", ".join(f'<a id="case-{cv.anchor}" href="{e(case_href(cv.case_id))}">{e(cv.case_id)}</a> '
-                      f'<span class="muted">({cv.spread:.2f})</span>' for cv in rest)
-    return f'<p class="small">{len(rest)} more, each with its claim-by-claim view under Cases: {links}</p>'
+                      f'<span class="muted">({cv.spread:.2f})</span>' for cv in rest[:LINKS_PER_GROUP])
+    past = len(rest) - LINKS_PER_GROUP
+    tail = (f'; and {past:,} more: under <a href="#cases">Cases</a>, tick "divergent only" and sort by spread'
+            if past > 0 else "")
+    return f'<p class="small">{len(rest)} more, each with its claim-by-claim view under Cases: {links}{tail}</p>'
 
 
 def anchors(rep) -> dict[str, int]:

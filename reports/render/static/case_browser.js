@@ -65,6 +65,11 @@
 
   function detail(c) {
     const box = el("div", {class: "cb-detail-box"});
+    if (c.detail === false) {
+      box.append(el("p", {class: "muted"}, "This page keeps the texts and claim-by-claim views of " + data.detail_cases +
+        " cases (the divergent ones first); this one's are in the run store: harness export RUN --format jsonl."));
+      return box;
+    }
     if (c.question === null) {
       box.append(el("p", {class: "muted"}, "The case text is not available (see the note at the top)."));
     } else {
