@@ -160,11 +160,11 @@ def combine(answers: list[Answer]) -> Answer:
 
 def answers(cells: dict, metric: str, cases) -> list[Answer]:
     """Every probe some case of ``cases`` (Case objects, in run order) shows, answered for ``metric``."""
-    cases = list(cases)
+    tagged = [(c, frozenset(getattr(c, "tags", ()) or ())) for c in cases]   # each case's tags, once
     span = scale(metric)
     out = []
     for p in PROBES:
-        mine = [answer(p, cells.get((c.id, metric)), c.id, span) for c in cases if p.matches(c)]
+        mine = [answer(p, cells.get((c.id, metric)), c.id, span) for c, tags in tagged if p.tags <= tags]
         if mine:
             out.append(combine(mine))
     return out

@@ -58,13 +58,17 @@ def build(rep) -> dict:
                       "marks": [[{"text": S.mark_text(mk), "verdict": mk.unit.verdict} for mk in r.marks.get(m, [])]
                                 for m in data.metrics]} for r in rows],
         })
-    return {"metrics": metrics, "cases": cases, "detail_cases": DETAIL_CASES}
+    return {"metrics": metrics, "cases": cases, "detail_cases": DETAIL_CASES,
+            "open_divergent": len(rep.divergences) <= OPEN_DIVERGENT}
 
 
 def _score(c) -> dict:
     return {"v": c.score, "label": c.label, "status": c.status, "flags": list(c.flags), "reason": c.reason or ""}
 
 
+OPEN_DIVERGENT = 60
+"""Up to this many divergent cases, each shows its claim-by-claim view open in the case browser; past it they
+open on a click (a page of 50 open views would be tens of thousands of pixels tall)."""
 DETAIL_CASES = 2000
 """Cases whose texts and claim-by-claim view the report's page carries (the divergent ones first, largest spread
 first, then the others in run order); every case keeps its scores. Past it, a case's view says where to read it

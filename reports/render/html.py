@@ -61,14 +61,32 @@ def render(rep) -> str:
 
     d = rep.data
 
-    parts = [header(rep), decision_render.html(rep), glance(rep), matrix(rep), case_browser.section(rep),
-             html_divergence.section(rep), metrics(rep), cost(rep), evidence(rep)] + [blocks.html(b) for b in rep.extra]
+    long = [html_divergence.section(rep), metrics(rep)]
+    rest = [blocks.html(b) for b in rep.extra]
+    if len(d.case_ids) > MATRIX_ROWS:   # a large run: the long sections open on a click (the page stays short)
+        long, rest = [fold(x) for x in long], [fold(x) for x in rest]
+    parts = ([header(rep), decision_render.html(rep), glance(rep), matrix(rep), case_browser.section(rep)] + long
+             + [cost(rep), evidence(rep)] + rest)
     parts.append(case_browser.cards(rep))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>Groundedness report: {e(d.run_id)}</title><style>{CSS}{case_browser.CSS}</style></head>"
             f"<body><main>{''.join(parts)}<p class=\"muted small\">Built from the run store by "
             "<code>harness report</code>; nothing was re-scored.</p></main></body></html>\n")
+
+
+def fold(section: str) -> str:
+    """A section's body (all after its heading) in a closed ``<details>``: its heading stays in the page and in
+    the navigation, its body opens on a click.
+
+    >>> fold('<section id="k"><h2>T</h2><p>x</p></section>')
+    '<section id="k"><h2>T</h2><details class="fold"><summary>Show this section (a large run)</summary><p>x</p></details></section>'
+    """
+    head, sep, body = section.partition("</h2>")
+    if not sep or not body.endswith("</section>"):
+        return section
+    return (f'{head}</h2><details class="fold"><summary>Show this section (a large run)</summary>'
+            f'{body[:-len("</section>")]}</details></section>')
 
 
 def header(rep) -> str:

@@ -61,7 +61,7 @@
 
   function shade(v) { return data.palette[Math.round(100 * Math.max(0, Math.min(1, v)))]; }
 
-  function isOpen(c) { return st.open.has(c.id) ? st.open.get(c.id) : c.divergent; }
+  function isOpen(c) { return st.open.has(c.id) ? st.open.get(c.id) : c.divergent && data.open_divergent !== false; }
 
   function detail(c) {
     const box = el("div", {class: "cb-detail-box"});
