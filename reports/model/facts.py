@@ -111,7 +111,7 @@ tagged case keeps a row one line tall)."""
 def _few(ids) -> str:
     """The case ids, the first :data:`SHOWN_BY` of them and the count of the rest.
 
-    >>> _few(["a", "b"]), _few([str(i) for i in range(12)])[-16:]
+    >>> _few(["a", "b"]), _few([str(i) for i in range(12)])[-18:]
     ('a, b', '0, 1, 2 and 9 more')
     """
     ids = list(ids)

@@ -170,7 +170,7 @@ def metrics(rep) -> str:
 def ids_text(ids) -> str:
     """The case ids of a note: all of them up to :data:`NOTE_IDS`, else the first ones and the count.
 
-    >>> ids_text(["a", "b"]), ids_text([str(i) for i in range(25)])[-22:]
+    >>> ids_text(["a", "b"]), ids_text([str(i) for i in range(25)])[-21:]
     ('a, b', '17, 18, 19 and 5 more')
     """
     if len(ids) <= NOTE_IDS:
