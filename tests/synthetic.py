@@ -167,3 +167,71 @@ def write_hostile_cases(path: str, case_id: str = "script-injection") -> str:
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(json.dumps(hostile_case(case_id), ensure_ascii=False) + "\n")
     return path
+
+
+TEN_METRICS = SYNTHETIC_METRICS + ("phoenix.faithfulness", "mlflow.groundedness")
+"""Ten metrics for the report's scale bench and test (bench/bench_report.py): the eight above and two
+answer-level binary verdicts (:func:`_answer_verdict`)."""
+
+
+def _answer_verdict(case) -> CellResult:
+    """An answer-level binary judge's verdict: 1 when every judged claim is supported, else 0; one unit."""
+    claims = case.judged_claims()
+    if not case.answer.strip():
+        return CellResult.unscored("empty answer")
+    ok = all(c.label == "supported" for c in claims)
+    return CellResult.scored(1.0 if ok else 0.0, [UnitVerdict(0, case.answer, "supported" if ok else "unsupported",
+                                                              "factual" if ok else "hallucinated", "answer",
+                                                              span=(0, len(case.answer)))])
+
+
+def scaled_run(run_dir: str, n: int, metrics=TEN_METRICS, run_id: str = "scaled") -> str:
+    """A synthetic store of ``n`` cases (the canonical set cycled, new ids) x ``metrics``, without running a
+    metric: the first copy of each canonical case gets its cells through the store API
+    (``RunStore.write_cell``, the definitions of :func:`synthetic_cell`), and every further copy gets those
+    cells, units and drift facts copied inside SQLite under its own id and digest (a 100,000-case store in
+    seconds). The cases go in through ``RunStore.write_cases``. The store path. For the report's scale bench
+    (bench/bench_report.py) and its size tests."""
+    import dataclasses
+
+    from harness.cases.load import case_digest, load_cases
+    from harness.judge.reference import approx_tokens
+    from harness.store.runstore import RunStore
+
+    from tests.conftest import ROOT
+
+    base = load_cases(os.path.join(ROOT, "datasets", "canonical.jsonl")).cases
+    copies = [dataclasses.replace(base[i % len(base)], id=f"{base[i % len(base)].id}--s{i:06d}") for i in range(n)]
+    store = RunStore.create(run_dir)
+    try:
+        store.write_spec({"run_id": run_id, "cases": {"path": "synthetic", "sha256": "0" * 64, "n": n},
+                          "metrics": [{"name": m, "version": "1", "vendor": m.split(".")[0], "display_name": m,
+                                       "unit": "claim", "higher_is_better": True} for m in metrics],
+                          "judge": {"kind": "reference", "reference_version": "1"},
+                          "packages": {"ragas": "0.4.3", "deepeval": "4.3.1"}})
+        store.write_cases(copies)
+        with store.batch():
+            for case in copies[:len(base)]:
+                for k, m in enumerate(metrics):
+                    res = (_answer_verdict(case) if m in ("phoenix.faithfulness", "mlflow.groundedness")
+                           else synthetic_cell(m, case))
+                    c = 0 if res.status == "not_applicable" else 1 + k % 3
+                    led = Ledger(calls=c, prompt_tokens=c * approx_tokens(case.answer + case.question) * 3,
+                                 completion_tokens=c * 20, latency_ms=c * 1.5)
+                    store.write_cell(case.id, m, "1", case_digest(case), res, led, [], 1.0)
+        db = store.db
+        db.execute("CREATE TEMP TABLE copy_of (new_id TEXT, src_id TEXT, digest TEXT)")
+        db.executemany("INSERT INTO copy_of VALUES (?,?,?)",
+                       [(c.id, copies[i % len(base)].id, case_digest(c)) for i, c in enumerate(copies)
+                        if i >= len(base)])
+        for table, digest in (("cells", True), ("units", False), ("cell_drift", False)):
+            cols = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+            pick = ", ".join("m.new_id" if c == "case_id" else "m.digest" if (c == "case_digest" and digest)
+                             else f"t.{c}" for c in cols)
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT {pick} FROM copy_of m "
+                       f"JOIN {table} t ON t.case_id = m.src_id ORDER BY m.rowid")
+            db.execute("COMMIT")
+    finally:
+        store.close()
+    return os.path.join(run_dir, RunStore.FILENAME)

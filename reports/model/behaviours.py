@@ -213,13 +213,13 @@ def combine(answers: list[Answer]) -> Answer:
 def answers(cells: dict, metric: str, cases, units=None) -> list[Answer]:
     """Every probe some case of ``cases`` (Case objects, in run order) shows, answered for ``metric``; ``units`` (the
     run's units table) lets a probe about one claim read the metric's own verdict on it (:attr:`Probe.by_units`)."""
-    cases = list(cases)
+    tagged = [(c, frozenset(getattr(c, "tags", ()) or ())) for c in cases]   # each case's tags, once
     span = scale(metric)
     out = []
     for p in PROBES:
         mine = []
-        for c in cases:
-            if not p.matches(c):
+        for c, tags in tagged:
+            if not p.tags <= tags:
                 continue
             a = answer(p, cells.get((c.id, metric)), c.id, span)
             said = by_units(p, c, metric, units) if a.answer in ("yes", "no") else None

@@ -103,6 +103,21 @@ def sources(facts: dict[str, dict[str, Fact]]) -> str:
             "reference run of the canonical set), where no case of this run is tagged for the behaviour.")
 
 
+SHOWN_BY = 3
+"""Case ids named in a row's "shown by" cell; past them the cell gives the count (a run of many copies of a
+tagged case keeps a row one line tall)."""
+
+
+def _few(ids) -> str:
+    """The case ids, the first :data:`SHOWN_BY` of them and the count of the rest.
+
+    >>> _few(["a", "b"]), _few([str(i) for i in range(12)])[-18:]
+    ('a, b', '0, 1, 2 and 9 more')
+    """
+    ids = list(ids)
+    return ", ".join(ids) if len(ids) <= SHOWN_BY else ", ".join(ids[:SHOWN_BY]) + f" and {len(ids) - SHOWN_BY:,} more"
+
+
 def section(facts: dict[str, dict[str, Fact]], metrics: list[str], names: dict[str, str]):
     """The report section the decision table links to: every probe's answer per metric, and where it
     came from (the run's cases, or the metric's facts file)."""
@@ -111,7 +126,7 @@ def section(facts: dict[str, dict[str, Fact]], metrics: list[str], names: dict[s
         got = [facts.get(m, {}).get(p.key) for m in metrics]
         if not any(got):
             continue
-        shown = sorted({", ".join(f.cases) + (" (card)" if f.source == "card" else "") for f in got if f})
+        shown = sorted({_few(f.cases) + (" (card)" if f.source == "card" else "") for f in got if f})
         rows.append([p.text, " ".join(sorted(p.tags))] + [f.answer if f else "\u2013" for f in got]
                     + ["; ".join(shown)])
     return Block("facts", FACTS_TITLE, [

@@ -38,7 +38,11 @@ class Cell:
 
 
 def build(data) -> dict[tuple[str, str], Cell]:
-    """(case_id, metric) -> Cell for every case and metric of the run (missing cells included)."""
+    """(case_id, metric) -> Cell for every case and metric of the run (missing cells included); built once per
+    loaded run (the report, its statistics and its divergences read the same cells)."""
+    kept = getattr(data, "_matrix_cells", None)
+    if kept is not None:
+        return kept
     out = {}
     for cid in data.case_ids:
         for m in data.metrics:
@@ -49,6 +53,10 @@ def build(data) -> dict[tuple[str, str], Cell]:
             score = float(r.score) if r.status == "scored" else None
             reason = r.reason if isinstance(r.reason, str) else None
             out[(cid, m)] = Cell(r.status, score, tuple(r.flags), reason)
+    try:
+        data._matrix_cells = out
+    except AttributeError:   # a read-only stand-in: build again next time
+        pass
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from reports.model.agreement_stats import BIG, grouped_multiplicities, on_grid
 from reports.model.matrix import build
 
 RESAMPLES = 2000
@@ -27,8 +28,12 @@ def bootstrap_ci(values, resamples: int = RESAMPLES, seed: int = SEED, level: fl
     x = np.asarray(list(values), dtype=float)
     if x.size == 0:
         return None
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1)
+    if x.size > BIG:   # each resample's counts of the distinct values, one multinomial (agreement_stats.BIG)
+        vals, counts = np.unique(on_grid(x), return_counts=True)
+        means = grouped_multiplicities(counts, resamples, seed) @ vals / x.size
+    else:
+        rng = np.random.default_rng(seed)
+        means = x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1)
     a = (1 - level) / 2
     lo, hi = np.quantile(means, [a, 1 - a])
     return float(x.mean()), float(min(lo, x.mean())), float(max(hi, x.mean()))

@@ -54,6 +54,10 @@ def markdown(rep) -> list[str]:
     return [f"## {TITLE}", "", f"{m(INTRO)} {m(d.sources)}{note}", "", table(heads, rows), ""]
 
 
+GLANCE_IDS = 5
+"""Cases linked on one reason's row at a glance; past them the row gives the count."""
+
+
 def glance_html(rep, anchors: dict[str, int]) -> str:
     """Divergences grouped by reason; ``anchors`` maps a case id to its detail anchor."""
 
@@ -63,7 +67,8 @@ def glance_html(rep, anchors: dict[str, int]) -> str:
         rows = "".join(
             f'<tr><td class="num">{g.count}</td><td class="reason">{e(g.reason)}</td><td>'
             + ", ".join(f'<a href="#case-{anchors[dv.case_id]}">{e(dv.case_id)}</a> '
-                        f'<span class="muted small">{dv.spread:.2f}</span>' for dv in g.divergences)
+                        f'<span class="muted small">{dv.spread:.2f}</span>' for dv in g.divergences[:GLANCE_IDS])
+            + (f" and {len(g.divergences) - GLANCE_IDS:,} more" if len(g.divergences) > GLANCE_IDS else "")
             + "</td></tr>" for g in groups(rep.divergences))
         body = (f"<p>{e(GLANCE_INTRO)}</p><table><thead><tr><th>cases</th><th>reason</th>"
                 f"<th>divergent cases (spread)</th></tr></thead><tbody>{rows}</tbody></table>")

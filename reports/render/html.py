@@ -41,6 +41,15 @@ td.num{text-align:right;font-variant-numeric:tabular-nums} .matrix td{text-align
 """
 
 
+MATRIX_ROWS = 200
+"""Cases the score matrix shows (in a box that scrolls); past them it says how many more there are and links the
+case browser, which pages every case: the report stays one size whatever the run."""
+NOTE_IDS = 20
+"""Case ids listed on one note line under the per-metric table; past them the line gives the count."""
+NOTES = 60
+"""Note lines under the per-metric table; past them the rest are counted per metric."""
+
+
 def cell_td(cell, href: str | None = None) -> str:
     label = f'<a href="{e(href)}">{e(cell.label)}</a>' if href else e(cell.label)
     if cell.status == "scored":
@@ -52,14 +61,32 @@ def render(rep) -> str:
 
     d = rep.data
 
-    parts = [header(rep), decision_render.html(rep), glance(rep), matrix(rep), case_browser.section(rep),
-             html_divergence.section(rep), metrics(rep), cost(rep), evidence(rep)] + [blocks.html(b) for b in rep.extra]
+    long = [html_divergence.section(rep), metrics(rep)]
+    rest = [blocks.html(b) for b in rep.extra]
+    if len(d.case_ids) > MATRIX_ROWS:   # a large run: the long sections open on a click (the page stays short)
+        long, rest = [fold(x) for x in long], [fold(x) for x in rest]
+    parts = ([header(rep), decision_render.html(rep), glance(rep), matrix(rep), case_browser.section(rep)] + long
+             + [cost(rep), evidence(rep)] + rest)
     parts.append(case_browser.cards(rep))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>Groundedness report: {e(d.run_id)}</title><style>{CSS}{case_browser.CSS}</style></head>"
             f"<body><main>{''.join(parts)}<p class=\"muted small\">Built from the run store by "
             "<code>harness report</code>; nothing was re-scored.</p></main></body></html>\n")
+
+
+def fold(section: str) -> str:
+    """A section's body (all after its heading) in a closed ``<details>``: its heading stays in the page and in
+    the navigation, its body opens on a click.
+
+    >>> fold('<section id="k"><h2>T</h2><p>x</p></section>')
+    '<section id="k"><h2>T</h2><details class="fold"><summary>Show this section (a large run)</summary><p>x</p></details></section>'
+    """
+    head, sep, body = section.partition("</h2>")
+    if not sep or not body.endswith("</section>"):
+        return section
+    return (f'{head}</h2><details class="fold"><summary>Show this section (a large run)</summary>'
+            f'{body[:-len("</section>")]}</details></section>')
 
 
 def header(rep) -> str:
@@ -105,13 +132,17 @@ def matrix(rep) -> str:
     head = "".join(f'<th title="{e(d.info[m].display_name)}">'
                    + (f'<a href="{e(case_browser.card_href(m))}">{e(rep.shorts[m])}</a>' if card_text(m) is not None
                       else e(rep.shorts[m])) + "</th>" for m in d.metrics)
+    shown = d.case_ids[:MATRIX_ROWS]
     rows = "".join(f"<tr><th>{e(cid)}</th>"
                    f"{''.join(cell_td(rep.cells[(cid, m)], case_browser.case_href(cid)) for m in d.metrics)}</tr>"
-                   for cid in d.case_ids)
+                   for cid in shown)
+    rest = len(d.case_ids) - len(shown)
+    more = (f'<p class="small">The first {len(shown):,} of {len(d.case_ids):,} cases, in run order; every case, '
+            f'with the same cells, sorting and filters, is under <a href="#cases">Cases</a>.</p>') if rest else ""
     return (f'<section id="matrix"><h2>{e(S.TITLES["matrix"])}</h2><p>{e(S.INTRO["matrix"])}</p>'
             f'<ul class="legend small">{leg}</ul>'
             f'<div class="matrix-box"><table class="matrix"><thead><tr><th>case</th>{head}</tr></thead>'
-            f'<tbody>{rows}</tbody></table></div>'
+            f'<tbody>{rows}</tbody></table></div>{more}'
             "</section>")
 
 
@@ -122,12 +153,29 @@ def metrics(rep) -> str:
                    + "".join(f'<td class="num">{e(v)}</td>' for v in r[1:]) + "</tr>"
                    for r, s in zip(sec.rows, rep.summaries))
     notes = "".join(f"<li><b>{e(n.short)}</b> &middot; {e(n.text)}"
-                    + (f" <span class=\"muted\">[{e(', '.join(n.ids))}]</span>" if n.ids else "") + "</li>"
-                    for n in sec.notes)
+                    + (f" <span class=\"muted\">[{e(ids_text(n.ids))}]</span>" if n.ids else "") + "</li>"
+                    for n in sec.notes[:NOTES])
+    if len(sec.notes) > NOTES:
+        left: dict[str, int] = {}
+        for n in sec.notes[NOTES:]:
+            left[n.short] = left.get(n.short, 0) + 1
+        notes += ("<li class=\"muted\">" + e(f"{len(sec.notes) - NOTES:,} more lines (" + ", ".join(
+            f"{k}: {v:,}" for k, v in left.items()) + "); the Cases section filters by status and metric") + "</li>")
     return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>'
             f"<table><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>"
             f"<h3>{e(sec.notes_title)}</h3><ul class=\"small\">{notes or '<li>none</li>'}</ul>"
             "</section>")
+
+
+def ids_text(ids) -> str:
+    """The case ids of a note: all of them up to :data:`NOTE_IDS`, else the first ones and the count.
+
+    >>> ids_text(["a", "b"]), ids_text([str(i) for i in range(25)])[-21:]
+    ('a, b', '17, 18, 19 and 5 more')
+    """
+    if len(ids) <= NOTE_IDS:
+        return ", ".join(ids)
+    return ", ".join(ids[:NOTE_IDS]) + f" and {len(ids) - NOTE_IDS:,} more"
 
 
 def cost(rep) -> str:

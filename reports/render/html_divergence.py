@@ -8,6 +8,12 @@ from reports.render.markup import e
 FULL_PER_GROUP = 5
 """Cases shown in full under each reason; the rest are links to their claim-by-claim view in the case
 browser, so that a run with hundreds of divergent cases keeps a page one can scroll."""
+MANY = 60
+"""Past this many divergent cases, the section shows one case in full under each of the first
+:data:`FULL_WHEN_MANY` reasons and links the others (the page stays a few screens tall)."""
+FULL_WHEN_MANY = 3
+LINKS_PER_GROUP = 100
+"""Links under each reason past the cases shown in full; the rest are counted (the case browser lists them)."""
 
 
 def section(rep) -> str:
@@ -15,10 +21,13 @@ def section(rep) -> str:
     if not sec.groups:
         return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>'
                 f"<p>{e(sec.empty)}</p></section>")
+    full = [FULL_PER_GROUP] * len(sec.groups)
+    if len(rep.divergences) > MANY:   # one case in full under each of the first reasons, the rest as links
+        full = [1 if i < FULL_WHEN_MANY else 0 for i in range(len(sec.groups))]
     body = "".join(f'<h3 class="reason">{e(g.reason)} <span class="muted small">({g.count} case'
                    f'{"s" if g.count != 1 else ""})</span></h3>'
-                   + "".join(one_case(cv) for cv in g.cases[:FULL_PER_GROUP]) + more(g.cases[FULL_PER_GROUP:])
-                   for g in sec.groups)
+                   + "".join(one_case(cv) for cv in g.cases[:k]) + more(g.cases[k:])
+                   for g, k in zip(sec.groups, full))
     return f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>{body}</section>'
 
 
@@ -28,8 +37,11 @@ def more(rest) -> str:
     if not rest:
         return ""
     links = ", ".join(f'<a id="case-{cv.anchor}" href="{e(case_href(cv.case_id))}">{e(cv.case_id)}</a> '
-                      f'<span class="muted">({cv.spread:.2f})</span>' for cv in rest)
-    return f'<p class="small">{len(rest)} more, each with its claim-by-claim view under Cases: {links}</p>'
+                      f'<span class="muted">({cv.spread:.2f})</span>' for cv in rest[:LINKS_PER_GROUP])
+    past = len(rest) - LINKS_PER_GROUP
+    tail = (f'; and {past:,} more: under <a href="#cases">Cases</a>, tick "divergent only" and sort by spread'
+            if past > 0 else "")
+    return f'<p class="small">{len(rest)} more, each with its claim-by-claim view under Cases: {links}{tail}</p>'
 
 
 def anchors(rep) -> dict[str, int]:

@@ -3,6 +3,7 @@ fetched). The PNGs carry no timestamp or software stamp, so the same run gives t
 from __future__ import annotations
 
 import base64
+import functools
 import io
 
 CMAP = "YlGnBu"
@@ -55,6 +56,7 @@ def cost_chart(costs: list, labels: dict[str, str]) -> bytes:
     return _png(fig)
 
 
+@functools.lru_cache(maxsize=4096)
 def score_style(v: float) -> str:
     """Inline background for a score cell (the heatmap's colour map)."""
     from harness.core.paths import matplotlib_home  # noqa: PLC0415 - lazy: only a plot needs it

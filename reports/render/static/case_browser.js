@@ -61,10 +61,15 @@
 
   function shade(v) { return data.palette[Math.round(100 * Math.max(0, Math.min(1, v)))]; }
 
-  function isOpen(c) { return st.open.has(c.id) ? st.open.get(c.id) : c.divergent; }
+  function isOpen(c) { return st.open.has(c.id) ? st.open.get(c.id) : c.divergent && data.open_divergent !== false; }
 
   function detail(c) {
     const box = el("div", {class: "cb-detail-box"});
+    if (c.detail === false) {
+      box.append(el("p", {class: "muted"}, "This page keeps the texts and claim-by-claim views of " + data.detail_cases +
+        " cases (the divergent ones first); this one's are in the run store: harness export RUN --format jsonl."));
+      return box;
+    }
     if (c.question === null) {
       box.append(el("p", {class: "muted"}, "The case text is not available (see the note at the top)."));
     } else {
