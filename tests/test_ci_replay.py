@@ -1,4 +1,4 @@
-"""The README's CI job: record a real judge's answers once (with a key), then replay them in CI with no
+"""The CI job of docs/ci.md: record a real judge's answers once (with a key), then replay them in CI with no
 key and no judge, and gate the run with ``harness check``."""
 from __future__ import annotations
 

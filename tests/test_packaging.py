@@ -152,7 +152,7 @@ def test_the_mirror_path_installs_the_same_pins():
     ('{"url": "file:///tmp/dist/groundedness_harness-0.1.0-py3-none-any.whl", "archive_info": {}}',
      "pip install 'groundedness-harness[deepeval] @ file:///tmp/dist/groundedness_harness-0.1.0-py3-none-any.whl'"),
     ('{"url": "file:///srv/clone", "vcs_info": {"vcs": "git", "commit_id": "abc", "requested_revision": "v1"}}',
-     "pip install 'groundedness-harness[deepeval] @ git+file://localhost/srv/clone@v1'"),   # any pip (README)
+     "pip install 'groundedness-harness[deepeval] @ git+file://localhost/srv/clone@v1'"),   # any pip (docs/install.md)
     (None, "pip install 'groundedness-harness[deepeval]'"),
 ], ids=["clone", "wheel", "git", "index"])
 def test_the_missing_vendor_hint_adds_the_extra_where_the_package_came_from(monkeypatch, direct_url, expected):

@@ -91,7 +91,7 @@ def test_a_key_cut_by_an_error_truncation_reaches_no_output(tmp_path):
 
 
 def test_case_text_that_looks_like_a_credential_is_stored_cached_and_replayed(tmp_path):
-    """Probe 2: record, then ``--cache replay`` (the README's CI workflow): every cell replays, the
+    """Probe 2: record, then ``--cache replay`` (the CI workflow of docs/ci.md): every cell replays, the
     stored case text is the text given."""
     import sqlite3
 

@@ -1,4 +1,4 @@
-"""A metric added from a folder outside the repository, with exactly the files README's "Adding a
+"""A metric added from a folder outside the repository, with exactly the files docs/development.md's "Adding a
 metric" lists (its module, its reference-judge handler, its golden table, its card text, one entry
 point), runs through ``harness run``, ``harness report`` and ``harness cards``, and the golden
 machinery finds its table, with no file of the repository touched."""
