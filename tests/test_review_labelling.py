@@ -131,3 +131,47 @@ def test_the_app_serves_guidelines_skip_comment_and_undo_as_appends(sample, tmp_
         assert A.answer_done(store.latest("alice")["alice"][case["id"]])
     finally:
         store.close()
+
+
+def test_assign_splits_the_sample_with_overlap_and_each_reviewer_sees_their_progress(sample, tmp_path, capsys):
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from harness_cli import main
+    from reports.review.assign import split
+    from reports.review.server import make_app
+
+    parts = split(9, ["alice", "bob", "carol"], overlap=3)
+    assert [0, 1, 2] == parts["alice"][:3] == parts["bob"][:3] == parts["carol"][:3]
+    rest = sorted(p for ps in parts.values() for p in ps[3:])
+    assert rest == list(range(3, 9))                               # every answer past the overlap: exactly one reviewer
+    labels = str(tmp_path / "l.sqlite")
+    with open(sample["labels"], "rb") as src, open(labels, "wb") as dst:
+        dst.write(src.read())
+    assert main(["review", "--labels", labels, "--assign", "alice,bob", "--overlap", "1", "--kappa"]) == 0
+    assert "review: assigned alice 2, bob 2 answers (the first 1 to everyone)" in capsys.readouterr().out
+    assert main(["review", "--labels", labels, "--assign", "alice,alice", "--kappa"]) == 2
+    assert capsys.readouterr().err == "harness: --assign: 'alice' is named twice\n"
+    store = LabelStore(labels)
+    picks = store.picks()
+
+    async def go():
+        async with TestClient(TestServer(make_app(store, "alice"))) as c:
+            s = await (await c.get("/api/session?reviewer=bob")).json()
+            assert s["assigned"] == [0, 2] and s["first_open"] == 0
+            st = _done_state(store.case_json(picks[2].case_id))
+            r = await (await c.put("/api/answer/2?reviewer=bob", data=json.dumps(st),
+                                   headers={"Content-Type": "application/json"})).json()
+            assert r["progress"] == 1
+            s = await (await c.get("/api/session?reviewer=bob")).json()
+            assert s["first_open"] == 0 and s["done"] == 1
+            s = await (await c.get("/api/session?reviewer=alice")).json()
+            assert s["assigned"] == [0, 1] and s["done"] == 0
+            assert s["team"] == [{"reviewer": "alice", "assigned": 2, "done": 0, "skipped": 0},
+                                 {"reviewer": "bob", "assigned": 2, "done": 1, "skipped": 0}]
+            s = await (await c.get("/api/session?reviewer=dave")).json()
+            assert s["assigned"] is None                          # not named: the whole sample
+
+    try:
+        asyncio.run(go())
+    finally:
+        store.close()

@@ -49,6 +49,10 @@ def add_parser(sub):
     p.add_argument("--guidelines", metavar="FILE", help="a Markdown or text file of labelling guidelines, kept in the "
                                                         "labels file and shown beside every answer to every reviewer "
                                                         "(a later --guidelines replaces them)")
+    p.add_argument("--assign", metavar="A,B", help="assign the sample's answers to these reviewers: the first --overlap "
+                                                   "answers to everyone, the rest dealt out in turn; each sees their own")
+    p.add_argument("--overlap", type=int, default=0, metavar="K",
+                   help="with --assign: the first K answers go to every reviewer, for their kappa (default 0)")
     p.add_argument("--adjudicator", metavar="NAME", help="record NAME in the labels file as an adjudicator: their "
                                                          "labels settle disagreements and they are not a rater")
     return p
@@ -105,6 +109,8 @@ def _run(store, args) -> int:
         store.set_guidelines(guidelines, args.guidelines)
         print(f"review: guidelines from {args.guidelines} ({len(guidelines)} characters) kept in {args.labels}",
               flush=True)
+    if getattr(args, "assign", None):
+        _assign(store, args)
     if getattr(args, "adjudicator", None):
         from reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
@@ -149,6 +155,20 @@ def _read_guidelines(path: str) -> str:
     if not text.strip():
         raise BadInput(f"--guidelines {path}: is empty")
     return text
+
+
+def _assign(store, args) -> None:
+    from reports.review.assign import split  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    try:
+        names = [reviewer_name(n) for n in args.assign.split(",")]
+        positions = split(len(store.picks()), names, args.overlap)
+    except ValueError as e:
+        raise BadInput(str(e) if str(e).startswith("--") else f"--assign {e}") from None
+    store.set_assignment({"reviewers": names, "overlap": args.overlap, "positions": positions})
+    print("review: assigned " + ", ".join(f"{n} {len(p)}" for n, p in positions.items())
+          + f" answers (the first {args.overlap} to everyone)", flush=True)
 
 
 def _draw(store, args) -> None:

@@ -128,6 +128,10 @@ class LabelStore:
         """``{"file", "text", "set_at"}`` of the guidelines, or None when none were given."""
         return self.meta().get("guidelines")
 
+    def set_assignment(self, assignment: dict) -> None:
+        """Keep who labels which answers (:mod:`reports.review.assign`); a later ``--assign`` replaces it."""
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('assignment', ?)", (json.dumps(assignment),))
+
     def has_sample(self) -> bool:
         return self.db.execute("SELECT COUNT(*) FROM sample").fetchone()[0] > 0
 

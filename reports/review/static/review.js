@@ -71,6 +71,11 @@
       $("guidelines").hidden = false;
     }
     progress(app.session.done, app.session.skipped);
+    if (app.session.team && app.session.team.length) {
+      $("team").textContent = "team: " + app.session.team.map((t) => t.reviewer + " " + t.done + "/" + t.assigned +
+        (t.skipped ? " (" + t.skipped + " skipped)" : "")).join(" \u00b7 ");
+      $("team").hidden = false;
+    }
     window.addEventListener("hashchange", () => load(posFromHash()));
     await load(location.hash ? posFromHash() : app.session.first_open);
     refreshDisagreements();
@@ -132,8 +137,9 @@
     app.session.done = done;
     app.session.skipped = skipped || 0;
     $("skipped-count").textContent = skipped ? "(" + skipped + " skipped)" : "";
-    $("progress").textContent = done + " of " + app.session.total + " labelled";
-    $("progressbar").max = app.session.total;
+    const of = app.session.assigned ? app.session.assigned.length : app.session.total;
+    $("progress").textContent = done + " of " + of + (app.session.assigned ? " assigned" : "") + " labelled";
+    $("progressbar").max = of;
     $("progressbar").value = done;
   }
 
@@ -344,6 +350,12 @@
 
   function go(delta) {
     setComment();
+    const mine = app.session.assigned;
+    if (mine) {   // step through the reviewer's own answers (any answer stays reachable by its #number)
+      const p = delta > 0 ? mine.find((x) => x > app.pos) : [...mine].reverse().find((x) => x < app.pos);
+      if (p !== undefined) location.hash = "#" + (p + 1);
+      return;
+    }
     const p = app.pos + delta;
     if (p < 0 || p >= app.session.total) return;
     location.hash = "#" + (p + 1);
