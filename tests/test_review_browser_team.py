@@ -1,7 +1,7 @@
 """``harness review`` for a labelling team, in a real browser (Debian's Chromium through Playwright): the guidelines
 from ``--guidelines`` are shown beside the answer as text (markup in them is never run), collapsible; a label is
 undone with ``u``; a comment and a skip are kept per answer; the passage pane stays in view while the page scrolls
-down the claims; after SIGKILL and a restart the comment, the skip and every save (the undo too) are there.
+down the claims; answers assigned with ``--assign`` are the reviewer's own, with the team's progress; after SIGKILL and a restart the comment, the skip and every save (the undo too) are there.
 
 Screenshots: tests/artifacts/review_team_guidelines.png, review_team.png (scrolled down)."""
 from __future__ import annotations
@@ -23,7 +23,7 @@ def test_guidelines_undo_comment_skip_and_the_pane_beside_the_claims(browser, tm
     rules.write_text(RULES, encoding="utf-8")
     labels = str(tmp_path / "team.sqlite")
     server = ReviewServer(CANONICAL, "--labels", labels, "--sample", "3", "--seed", "1", "--reviewer", "alice",
-                          "--guidelines", str(rules)).start()
+                          "--guidelines", str(rules), "--assign", "alice,bob", "--overlap", "1").start()
     page = browser.new_page(viewport={"width": 1280, "height": 560})
     try:
         page.goto(server.url + "#1")
@@ -58,7 +58,7 @@ def test_guidelines_undo_comment_skip_and_the_pane_beside_the_claims(browser, tm
         page.keyboard.press("Shift+S")
         settled(page)
         page.wait_for_function("document.getElementById('skipped-count').textContent === '(1 skipped)'")
-        assert page.inner_text("#progress") == "0 of 3 labelled"
+        assert page.inner_text("#progress") == "0 of 2 assigned labelled"   # alice: answers 1 and 2 of 3
 
         # the passage pane stays in view when the page scrolls down to the last claims
         page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
@@ -85,9 +85,15 @@ def test_guidelines_undo_comment_skip_and_the_pane_beside_the_claims(browser, tm
         settled(page)
         assert page.is_checked("#skip") and page.input_value("#comment") == "unclear 3 s"
         assert page.inner_text("#guidelines-text").strip() == RULES.strip()
+        assert page.inner_text("#team") == "team: alice 0/2 (1 skipped) \u00b7 bob 0/2"
         page.click("#skip")                                          # unskip: counted again once labelled
         settled(page)
         page.wait_for_function("document.getElementById('skipped-count').textContent === ''")
+        page.click("#next")                                          # alice's next answer is #2; bob's #3 is not hers
+        page.wait_for_function("window.reviewApp.ready && window.reviewApp.pos === 1")
+        page.click("#next")
+        settled(page)
+        assert page.evaluate("window.reviewApp.pos") == 1
     finally:
         again.kill()
         page.close()
