@@ -65,7 +65,8 @@ def test_guidelines_undo_comment_skip_and_the_pane_beside_the_claims(browser, tm
         page.wait_for_function("window.scrollY > 0")
         top, bottom = page.evaluate("(() => { const r = document.getElementById('right').getBoundingClientRect();"
                                     " return [r.top, r.bottom]; })()")
-        assert 0 <= top < 560 and bottom > 100, (top, bottom)
+        bar = page.evaluate("document.getElementById('bar').getBoundingClientRect().bottom")
+        assert bar <= top < 560 and bottom > 100, (bar, top, bottom)   # below the bar, in view
         shot(page, "review_team.png")
     finally:
         server.kill()

@@ -67,7 +67,8 @@
     const g = app.session.guidelines;
     if (g && g.text) {   // text, never HTML: a guidelines file cannot run script in the page
       $("guidelines-text").textContent = g.text;
-      $("guidelines-file").textContent = "from " + g.file;
+      $("guidelines-file").textContent = "from " + g.file.split(/[\\/]/).pop();
+      $("guidelines-file").title = g.file;
       $("guidelines").hidden = false;
     }
     progress(app.session.done, app.session.skipped);
@@ -386,6 +387,9 @@
   $("answerable").onchange = (e) => { app.st.answerable = e.target.checked; changed(); };
   $("passages").addEventListener("mouseup", () => setTimeout(onPassageSelect, 0));
   $("answer").addEventListener("mouseup", rememberCaret);
+  const barHeight = () => document.documentElement.style.setProperty("--bar-h", $("bar").offsetHeight + "px");
+  window.addEventListener("resize", barHeight);
+  new ResizeObserver(barHeight).observe($("bar"));   // the bar wraps to two lines on a narrow window
   $("undo").onclick = undo;
   $("skip").onchange = toggleSkip;
   $("comment").addEventListener("change", setComment);
