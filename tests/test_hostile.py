@@ -101,6 +101,8 @@ def _body(probe, labels: str) -> bytes:
         return b'{"a":' * DEEP + b"1" + b"}" * DEEP
     if gen == "@nested-in-claims":
         return b'{"claims": ' + b"[" * DEEP + b"]" * DEEP + b', "abstention": false, "answerable": true}'
+    if gen == "@long-comment":
+        return json.dumps({"claims": [], "abstention": False, "answerable": True, "comment": "x" * 10001}).encode()
     if gen == "@int-5000":
         return b'{"claims": [], "abstention": false, "answerable": true, "n": ' + b"7" * 5000 + b"}"
     if gen == "@initial-state":

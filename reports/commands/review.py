@@ -4,6 +4,7 @@
     harness review RUN --labels team.sqlite --sample 50 --reviewer alice   # draw, then serve
     harness review --labels team.sqlite --reviewer bob                     # a second reviewer, same sample
     harness review --labels team.sqlite --reviewer carol --adjudicator carol   # carol settles disagreements
+    harness review --labels team.sqlite --guidelines rules.md              # rules shown beside every answer
     harness review --labels team.sqlite --kappa                            # inter-annotator kappa
     harness review --labels team.sqlite --export labelled.jsonl            # the labels as a case file
     harness agree RUN --labels team.sqlite                                 # metrics vs. the team's labels
@@ -45,6 +46,13 @@ def add_parser(sub):
     p.add_argument("--export", metavar="CASES", help="write the labelled answers as a case file, then exit")
     p.add_argument("--reviewers", help="the raters whose kappa --kappa gives and whose agreed labels --export takes "
                                        "(default: everyone who labelled but the adjudicators)")
+    p.add_argument("--guidelines", metavar="FILE", help="a Markdown or text file of labelling guidelines, kept in the "
+                                                        "labels file and shown beside every answer to every reviewer "
+                                                        "(a later --guidelines replaces them)")
+    p.add_argument("--assign", metavar="A,B", help="assign the sample's answers to these reviewers: the first --overlap "
+                                                   "answers to everyone, the rest dealt out in turn; each sees their own")
+    p.add_argument("--overlap", type=int, default=0, metavar="K",
+                   help="with --assign: the first K answers go to every reviewer, for their kappa (default 0)")
     p.add_argument("--adjudicator", metavar="NAME", help="record NAME in the labels file as an adjudicator: their "
                                                          "labels settle disagreements and they are not a rater")
     return p
@@ -94,8 +102,15 @@ def _run(store, args) -> int:
     """The command on an open labels file."""
     if args.next is not None:
         return _next(store, args)
+    guidelines = _read_guidelines(args.guidelines) if getattr(args, "guidelines", None) else None
     if not store.has_sample():
         _draw(store, args)
+    if guidelines is not None:
+        store.set_guidelines(guidelines, args.guidelines)
+        print(f"review: guidelines from {args.guidelines} ({len(guidelines)} characters) kept in {args.labels}",
+              flush=True)
+    if getattr(args, "assign", None):
+        _assign(store, args)
     if getattr(args, "adjudicator", None):
         from reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
@@ -114,6 +129,46 @@ def _run(store, args) -> int:
     if args.export:
         return _export(store, args)
     return _serve(store, args)
+
+
+GUIDELINES_MAX = 256 * 1024
+"""Bytes of a guidelines file (a page of rules, not a book)."""
+
+
+def _read_guidelines(path: str) -> str:
+    """The text of a --guidelines file (UTF-8); BadInput naming the file (and line) otherwise."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(GUIDELINES_MAX + 1)
+    except OSError as e:
+        raise BadInput(f"--guidelines {path}: cannot be read ({e.strerror or e})") from None
+    if len(raw) > GUIDELINES_MAX:
+        raise BadInput(f"--guidelines {path}: larger than {GUIDELINES_MAX // 1024} KiB; keep the guidelines to a few pages")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise BadInput(f"--guidelines {path}, line {line}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if "\x00" in text:
+        raise BadInput(f"--guidelines {path}, line {text[:text.index(chr(0))].count(chr(10)) + 1}: a NUL byte; "
+                       "expected a Markdown or text file")
+    if not text.strip():
+        raise BadInput(f"--guidelines {path}: is empty")
+    return text
+
+
+def _assign(store, args) -> None:
+    from reports.review.assign import split  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    try:
+        names = [reviewer_name(n) for n in args.assign.split(",")]
+        positions = split(len(store.picks()), names, args.overlap)
+    except ValueError as e:
+        raise BadInput(str(e) if str(e).startswith("--") else f"--assign {e}") from None
+    store.set_assignment({"reviewers": names, "overlap": args.overlap, "positions": positions})
+    print("review: assigned " + ", ".join(f"{n} {len(p)}" for n, p in positions.items())
+          + f" answers (the first {args.overlap} to everyone)", flush=True)
 
 
 def _draw(store, args) -> None:

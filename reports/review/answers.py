@@ -14,6 +14,11 @@ from harness.core.records import LABELS
 from harness.core.spans import sentence_spans
 
 STATE_FIELDS = {"claims", "abstention", "answerable"}
+OPTIONAL_FIELDS = {"comment", "skipped"}
+"""A state may also carry the reviewer's ``comment`` on the answer (text, at most :data:`COMMENT_MAX` characters)
+and ``skipped`` (true: the reviewer set the answer aside; it counts as neither labelled nor rated, and its claims
+are kept for when it is unskipped)."""
+COMMENT_MAX = 10_000
 CLAIM_FIELDS = {"start", "end", "label", "evidence"}
 NO_EVIDENCE = ("inference", "not_found")
 """Labels whose claims no span states (the loader refuses evidence on them)."""
@@ -49,7 +54,12 @@ def claim_done(claim: dict) -> bool:
 
 def answer_done(state: dict | None) -> bool:
     """Is every claim of the answer done (an answer with no claims is done: it asserts nothing)?"""
-    return state is not None and all(claim_done(c) for c in state.get("claims", []))
+    return state is not None and not state.get("skipped") and all(claim_done(c) for c in state.get("claims", []))
+
+
+def skipped(state: dict | None) -> bool:
+    """Did the reviewer skip the answer (set it aside, not labelled)?"""
+    return bool(state and state.get("skipped"))
 
 
 def _annotation(case: dict, state: dict, *, for_check: bool) -> dict:
@@ -83,9 +93,17 @@ def check(case: dict, state: dict) -> dict:
     """
     if not isinstance(state, dict):
         raise ValueError("labels: expected an object {claims, abstention, answerable}")
-    extra = sorted(set(state) - STATE_FIELDS)
+    extra = sorted(set(state) - STATE_FIELDS - OPTIONAL_FIELDS)
     if extra:
-        raise ValueError(f"labels, field {extra[0]}: unknown field; known: {', '.join(sorted(STATE_FIELDS))}")
+        raise ValueError(f"labels, field {extra[0]}: unknown field; known: "
+                         f"{', '.join(sorted(STATE_FIELDS | OPTIONAL_FIELDS))}")
+    comment = state.get("comment", "")
+    if not isinstance(comment, str):
+        raise ValueError(f"labels, field comment: expected text, got {comment!r:.40}")
+    if len(comment) > COMMENT_MAX:
+        raise ValueError(f"labels, field comment: {len(comment)} characters; at most {COMMENT_MAX}")
+    if not isinstance(state.get("skipped", False), bool):
+        raise ValueError(f"labels, field skipped: expected true or false, got {state.get('skipped')!r:.40}")
     for key in ("abstention", "answerable"):
         if not isinstance(state.get(key), bool):
             raise ValueError(f"labels, field {key}: expected true or false, got {state.get(key)!r}")
@@ -107,9 +125,14 @@ def check(case: dict, state: dict) -> dict:
         if s2 < e1:
             raise ValueError(f"labels, field claims: the claims [{s1}, {e1}] and [{s2}, {e2}] overlap")
     parse_case({**_base(case), "annotation": _annotation(case, state, for_check=True)}, f"answer {case['id']}")
-    return {"claims": [{"start": c["start"], "end": c["end"], "label": c.get("label"),
-                        "evidence": list(c.get("evidence") or [])} for c in state["claims"]],
-            "abstention": state["abstention"], "answerable": state["answerable"]}
+    out = {"claims": [{"start": c["start"], "end": c["end"], "label": c.get("label"),
+                       "evidence": list(c.get("evidence") or [])} for c in state["claims"]],
+           "abstention": state["abstention"], "answerable": state["answerable"]}
+    if comment:
+        out["comment"] = comment
+    if state.get("skipped"):
+        out["skipped"] = True
+    return out
 
 
 def _base(case: dict) -> dict:

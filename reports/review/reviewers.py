@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from harness.core.records import LABELS
 
-from reports.review.answers import answer_done
+from reports.review.answers import answer_done, skipped
 
 UNGROUNDED = ("not_found", "contradicted")
 
@@ -56,6 +56,8 @@ class Kappa:
     """Raw share of the answers on which every reviewer says the same ungrounded yes/no."""
     base_rate: float | None = None
     """Share of the reviewers' answer ratings that say ungrounded."""
+    skipped: int = 0
+    """Answers of the sample some reviewer skipped: left out of the kappa (not finished by everyone)."""
 
 
 def cohen(a: list[str], b: list[str], categories) -> float | None:
@@ -134,7 +136,8 @@ def compare(order: list[str], answers: dict[str, dict], latest: dict[str, dict[s
                  _kappa(answer_ratings, ("yes", "no")) if len(who) > 1 else None, agree,
                  "Cohen" if len(who) == 2 else "Fleiss", [d for d in out if d not in settled], settled, adj,
                  (sum(len(set(r)) == 1 for r in answer_ratings) / len(answer_ratings)) if answer_ratings else None,
-                 flat.count("yes") / len(flat) if flat else None)
+                 flat.count("yes") / len(flat) if flat else None,
+                 sum(any(skipped(latest.get(r, {}).get(cid)) for r in who) for cid in order))
 
 
 def text(k: Kappa) -> str:
@@ -145,7 +148,8 @@ def text(k: Kappa) -> str:
     if len(k.reviewers) < 2:
         return (f"reviewers: {', '.join(k.reviewers) or '(none yet)'}: inter-annotator kappa needs two reviewers "
                 "or more on the same sample (harness review --labels FILE --reviewer NAME)")
-    lines = [f"reviewers: {', '.join(k.reviewers)}; answers every reviewer finished: {k.answers}",
+    lines = [f"reviewers: {', '.join(k.reviewers)}; answers every reviewer finished: {k.answers}"
+             + (f" (skipped by some reviewer, left out: {k.skipped})" if k.skipped else ""),
              f"claims ({k.statistic}'s kappa over {k.claims} claims with the same span): kappa {f(k.claim_kappa)}, "
              f"raw agreement {f(k.claim_agreement)}",
              f"answers ungrounded yes/no ({k.statistic}'s kappa over {k.answers} answers): kappa {f(k.answer_kappa)}, "

@@ -3,14 +3,18 @@ under ``static/``), and a small JSON API over one labels file.
 
 API (``reviewer`` is a query parameter on every call; the command line's ``--reviewer`` is the default):
 
-- ``GET /api/session``: the sample's size, the reviewer's progress, the key map, the other reviewers;
+- ``GET /api/session``: the sample's size, the reviewer's progress (answers done, answers skipped), the key map,
+  the other reviewers, the labelling guidelines kept in the labels file (``{"file", "text", "set_at"}`` or null);
+- with ``--assign``, the session also gives the reviewer's ``assigned`` positions (null: the whole sample) and the
+  ``team``'s progress, one ``{"reviewer", "assigned", "done", "skipped"}`` per assigned reviewer;
 - ``GET /api/answer/{pos}``: the answer at ``pos`` (question, passages, answer), the reviewer's latest labels
   (or the starting claims), what the run's metrics said (the page hides it until asked), and, with
   ``adjudicate=1``, every other reviewer's labels;
 - a save with ``adjudicate=1`` by a reviewer who never labelled that answer, on an answer two others finished,
   records the reviewer as an adjudicator in the labels file (not a rater: see :mod:`.reviewers`);
 - ``PUT /api/answer/{pos}``: save the reviewer's labels of that answer (checked first; 400 with the field
-  otherwise); the save is on disk when the reply comes;
+  otherwise; the state may carry the reviewer's ``comment`` and ``skipped``); the save is on disk when the reply
+  comes. Every save is an append, so an undo in the page is one more save of the earlier state;
 - ``GET /api/disagreements``: the reviewers' kappa and the answers to adjudicate.
 
 A request from another site cannot save: saves need ``Content-Type: application/json`` (a cross-site page
@@ -29,6 +33,7 @@ from dataclasses import asdict
 from aiohttp import web
 
 from reports.review import answers as A
+from reports.review import assign as S
 from reports.review import reviewers as R
 from reports.review.store import LabelStore
 
@@ -99,18 +104,39 @@ async def _static(request):
                         headers={"Cache-Control": "no-store"})
 
 
-def _progress(store: LabelStore, reviewer: str) -> int:
+def _states(store: LabelStore, reviewer: str) -> list[dict]:
+    """The reviewer's latest states of their answers (the assigned ones when answers are assigned to them)."""
     mine = store.latest(reviewer).get(reviewer, {})
-    return sum(A.answer_done(s) for s in mine.values())
+    assigned = ((store.meta().get("assignment") or {}).get("positions") or {}).get(reviewer)
+    if assigned is None:
+        return list(mine.values())
+    picks = store.picks()
+    return [mine.get(picks[p].case_id) for p in assigned if p < len(picks)]
+
+
+def _progress(store: LabelStore, reviewer: str) -> int:
+    return sum(A.answer_done(s) for s in _states(store, reviewer))
+
+
+def _skipped(store: LabelStore, reviewer: str) -> int:
+    return sum(A.skipped(s) for s in _states(store, reviewer))
 
 
 async def _session(request):
     store, who = request.app["store"], _reviewer(request)
     picks = store.picks()
     mine = store.latest(who).get(who, {})
-    first_open = next((i for i, p in enumerate(picks) if not A.answer_done(mine.get(p.case_id))), 0)
+    meta = store.meta()
+    assignment = meta.pop("assignment", None)
+    assigned = ((assignment or {}).get("positions") or {}).get(who)
+    mine_positions = assigned if assigned is not None else list(range(len(picks)))
+    first_open = next((i for i in mine_positions if i < len(picks) and not A.answer_done(mine.get(picks[i].case_id))
+                       and not A.skipped(mine.get(picks[i].case_id))), mine_positions[0] if mine_positions else 0)
+    team = S.progress(assignment, store.latest(), [p.case_id for p in picks], A.answer_done, A.skipped)
     return web.json_response({"reviewer": who, "total": len(picks), "done": _progress(store, who),
-                              "first_open": first_open, "meta": store.meta(), "keys": KEYS,
+                              "skipped": _skipped(store, who), "guidelines": meta.pop("guidelines", None),
+                              "first_open": first_open, "meta": meta, "keys": KEYS,
+                              "assigned": assigned, "team": team,
                               "reviewers": store.reviewers(),
                               "done_positions": [i for i, p in enumerate(picks) if A.answer_done(mine.get(p.case_id))]})
 
@@ -169,7 +195,8 @@ async def _save(request):
         at = store.save(who, pick.case_id, state)
     except sqlite3.Error as e:   # a file that cannot be written: say so, never "saved"
         return web.json_response({"error": f"the labels file {store.path} cannot be written ({e})"}, status=503)
-    return web.json_response({"saved_at": at, "done": A.answer_done(state), "progress": _progress(store, who)})
+    return web.json_response({"saved_at": at, "done": A.answer_done(state), "progress": _progress(store, who),
+                              "skipped": _skipped(store, who)})
 
 
 def _third_party(store: LabelStore, who: str, case_id: str) -> bool:

@@ -117,6 +117,21 @@ class LabelStore:
         """How the sample was drawn."""
         return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM meta")}
 
+    def set_guidelines(self, text: str, name: str) -> None:
+        """Keep the labelling guidelines (``harness review --guidelines FILE``) in the labels file, so every reviewer
+        of the sample reads the same text; a later call replaces them (the file's name and time are kept with it)."""
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('guidelines', ?)",
+                        (json.dumps({"file": name, "text": text, "set_at": now}, ensure_ascii=False),))
+
+    def guidelines(self) -> dict | None:
+        """``{"file", "text", "set_at"}`` of the guidelines, or None when none were given."""
+        return self.meta().get("guidelines")
+
+    def set_assignment(self, assignment: dict) -> None:
+        """Keep who labels which answers (:mod:`reports.review.assign`); a later ``--assign`` replaces it."""
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('assignment', ?)", (json.dumps(assignment),))
+
     def has_sample(self) -> bool:
         return self.db.execute("SELECT COUNT(*) FROM sample").fetchone()[0] > 0
 

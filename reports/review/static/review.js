@@ -1,7 +1,8 @@
 // harness review: the page. Plain JavaScript, no library, no network beyond this server.
 // Offsets the server speaks are characters (code points), as in the case format; the DOM speaks UTF-16
 // units: cp2u / u2cp convert at the edges. Every action saves the answer's whole label state (PUT);
-// saves are queued so they reach the server in order.
+// saves are queued so they reach the server in order. Undo re-saves the state before the last change (every
+// save is an append on the server, so nothing is lost, undone or not).
 "use strict";
 (function () {
   const LABELS = ["supported", "inference", "not_found", "contradicted"];
@@ -9,7 +10,8 @@
   const WORDS = {supported: "supported", inference: "inference", not_found: "not found", contradicted: "contradicted"};
   const params = new URLSearchParams(location.search);
   const app = {session: null, pos: 0, data: null, st: null, active: 0, pending: 0,
-               loadMs: [], saveMs: [], ready: false, lastError: null};
+               loadMs: [], saveMs: [], ready: false, lastError: null,
+               history: [], lastBody: null};
   window.reviewApp = app;
   const $ = (id) => document.getElementById(id);
 
@@ -62,7 +64,19 @@
       app.session = await api("session");
     } catch (e) { showError("cannot reach the review server: " + e.message); return; }
     $("reviewer").textContent = "reviewer: " + app.session.reviewer;
-    progress(app.session.done);
+    const g = app.session.guidelines;
+    if (g && g.text) {   // text, never HTML: a guidelines file cannot run script in the page
+      $("guidelines-text").textContent = g.text;
+      $("guidelines-file").textContent = "from " + g.file.split(/[\\/]/).pop();
+      $("guidelines-file").title = g.file;
+      $("guidelines").hidden = false;
+    }
+    progress(app.session.done, app.session.skipped);
+    if (app.session.team && app.session.team.length) {
+      $("team").textContent = "team: " + app.session.team.map((t) => t.reviewer + " " + t.done + "/" + t.assigned +
+        (t.skipped ? " (" + t.skipped + " skipped)" : "")).join(" \u00b7 ");
+      $("team").hidden = false;
+    }
     window.addEventListener("hashchange", () => load(posFromHash()));
     await load(location.hash ? posFromHash() : app.session.first_open);
     refreshDisagreements();
@@ -82,6 +96,8 @@
     app.caret = null;
     app.st = app.data.state;
     delete app.st.saved_at;
+    app.history = [];
+    app.lastBody = JSON.stringify(app.st);
     const firstOpen = app.st.claims.findIndex((c) => !claimDone(c));
     app.active = firstOpen < 0 ? 0 : firstOpen;
     if (location.hash !== "#" + (pos + 1)) history.replaceState(null, "", q() + "#" + (pos + 1));
@@ -93,8 +109,11 @@
   }
 
   let queue = Promise.resolve();
-  function save() {
+  function save(undoing) {
     const pos = app.pos, body = JSON.stringify(app.st);
+    if (!undoing && body !== app.lastBody) app.history.push(app.lastBody);
+    app.lastBody = body;
+    $("undo").disabled = !app.history.length;
     app.pending += 1;
     $("saved").textContent = "saving\u2026";
     $("saved").classList.add("unsaved");
@@ -103,7 +122,7 @@
       try {
         const r = await api("answer/" + pos, {method: "PUT", headers: {"Content-Type": "application/json"}, body});
         app.saveMs.push(performance.now() - t0);
-        progress(r.progress);
+        progress(r.progress, r.skipped);
         $("saved").textContent = "saved " + r.saved_at.slice(11, 19) + " UTC";
         $("saved").classList.remove("unsaved");
         showError(null);
@@ -115,10 +134,13 @@
     return queue;
   }
 
-  function progress(done) {
+  function progress(done, skipped) {
     app.session.done = done;
-    $("progress").textContent = done + " of " + app.session.total + " labelled";
-    $("progressbar").max = app.session.total;
+    app.session.skipped = skipped || 0;
+    $("skipped-count").textContent = skipped ? "(" + skipped + " skipped)" : "";
+    const of = app.session.assigned ? app.session.assigned.length : app.session.total;
+    $("progress").textContent = done + " of " + of + (app.session.assigned ? " assigned" : "") + " labelled";
+    $("progressbar").max = of;
     $("progressbar").value = done;
   }
 
@@ -129,6 +151,10 @@
     $("question").textContent = d.case.question;
     $("abstention").checked = st.abstention;
     $("answerable").checked = st.answerable;
+    $("skip").checked = !!st.skipped;
+    document.body.classList.toggle("is-skipped", !!st.skipped);
+    if (document.activeElement !== $("comment")) $("comment").value = st.comment || "";
+    $("undo").disabled = !app.history.length;
     renderAnswer();
     renderClaims();
     renderPassages();
@@ -302,7 +328,35 @@
     changed();
   }
 
+  function undo() {
+    if (!app.history.length) { showError("nothing to undo on this answer"); return; }
+    app.st = JSON.parse(app.history.pop());
+    $("comment").value = app.st.comment || "";
+    if (app.active >= app.st.claims.length) app.active = Math.max(app.st.claims.length - 1, 0);
+    render();
+    save(true);
+  }
+
+  function setComment() {
+    const v = $("comment").value;
+    if ((app.st.comment || "") === v) return;
+    if (v) app.st.comment = v; else delete app.st.comment;
+    changed();
+  }
+
+  function toggleSkip() {
+    if (app.st.skipped) delete app.st.skipped; else app.st.skipped = true;
+    changed();
+  }
+
   function go(delta) {
+    setComment();
+    const mine = app.session.assigned;
+    if (mine) {   // step through the reviewer's own answers (any answer stays reachable by its #number)
+      const p = delta > 0 ? mine.find((x) => x > app.pos) : [...mine].reverse().find((x) => x < app.pos);
+      if (p !== undefined) location.hash = "#" + (p + 1);
+      return;
+    }
     const p = app.pos + delta;
     if (p < 0 || p >= app.session.total) return;
     location.hash = "#" + (p + 1);
@@ -333,11 +387,25 @@
   $("answerable").onchange = (e) => { app.st.answerable = e.target.checked; changed(); };
   $("passages").addEventListener("mouseup", () => setTimeout(onPassageSelect, 0));
   $("answer").addEventListener("mouseup", rememberCaret);
+  const barHeight = () => document.documentElement.style.setProperty("--bar-h", $("bar").offsetHeight + "px");
+  window.addEventListener("resize", barHeight);
+  new ResizeObserver(barHeight).observe($("bar"));   // the bar wraps to two lines on a narrow window
+  $("undo").onclick = undo;
+  $("skip").onchange = toggleSkip;
+  $("comment").addEventListener("change", setComment);
   $("disagreements-button").onclick = () => { $("disagreements").hidden = false; };
   $("close-disagreements").onclick = () => { $("disagreements").hidden = true; };
   document.addEventListener("keydown", (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey || !app.st) return;
+    if (!app.st) return;
+    if (e.target && e.target.id === "comment") {   // typing a comment: no shortcut but Escape (leave the box)
+      if (e.key === "Escape") { e.target.blur(); e.preventDefault(); }
+      return;
+    }
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "z") { undo(); e.preventDefault(); return; }
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
     const keys = app.session.keys, k = e.key;
+    if (k === "S") { toggleSkip(); e.preventDefault(); return; }
+    if (k === "u") { undo(); e.preventDefault(); return; }
     if (keys[k.toLowerCase()] && k.length === 1) { setLabel(keys[k.toLowerCase()]); e.preventDefault(); return; }
     const act = {j: () => activate(app.active + 1), ArrowDown: () => activate(app.active + 1),
                  k: () => activate(app.active - 1), ArrowUp: () => activate(app.active - 1),
