@@ -180,7 +180,7 @@ def row(s: MetricStability, name: str) -> list[str]:
     per = "; ".join(f"r{r.repeat}: {_pct(r.unscored)} / {_pct(r.nan)} / {_pct(r.error)} / {_pct(r.misfit)}"
                     for r in s.rates)
     settings = s.sampling or "not recorded"
-    if s.deterministic and not s.flip_rate:
+    if s.deterministic and not s.flip_rate and not s.sd_max:
         settings += f" ({NO_EVIDENCE})"
     return [name, settings, str(s.answers), f"{_num(s.sd_mean)} / {_num(s.sd_max)}", _pct(s.flip_rate),
             "\u2013" if s.kappa is None else f"{s.kappa:.2f}", _pct(s.same_score), per]
@@ -198,7 +198,8 @@ def section(st: Stability, names: dict[str, str]):
     b.parts.append("Request sampling: the temperature (and top_p, seed, n where sent) each metric's judge requests "
                    "asked for; 'default' means the vendor sent none and the server's own default applied. A metric "
                    "whose every request asks for temperature 0 shows the judge's determinism, not its own stability: "
-                   "no flip there is no evidence either way. Score SD: the standard deviation of an answer's score over "
+                   "no movement there is no evidence either way (a score that moves at temperature 0 is the judge's "
+                   "own nondeterminism). Score SD: the standard deviation of an answer's score over "
                    "its repeats. Decision flips: the share of answers called grounded in one repeat and ungrounded in "
                    "another (ungrounded below the top of the score range). A kappa difference between two metrics "
                    "smaller than their flips may be judge noise.")
@@ -214,7 +215,7 @@ def card_lines(st: Stability, metric: str) -> list[str]:
     if st.trivial:
         return ["## Judge Stability", "", TRIVIAL, ""]
     s = next(x for x in st.metrics if x.metric == metric)
-    note = f"; {NO_EVIDENCE}" if s.deterministic and not s.flip_rate else ""
+    note = f"; {NO_EVIDENCE}" if s.deterministic and not s.flip_rate and not s.sd_max else ""
     return ["## Judge Stability", "", f"Over {st.repeats} repeats, requests at {s.sampling or 'unrecorded settings'}"
             f"{note}: score SD {_num(s.sd_mean)} (max {_num(s.sd_max)}), decisions flip on {_pct(s.flip_rate)} of "
             f"{s.answers} answers.", ""]
