@@ -38,7 +38,9 @@ def test_an_outage_is_an_error_and_a_resume_recomputes_it(canonical, tmp_path):
     assert len(hit) > len(faulted) // 2                           # the outage did hit most cells
     assert {v[0] for v in hit.values()} == {"error"}
     returned = {json.loads(v[4]).get("vendor_status") for v in hit.values()}
-    assert "vendor_nan" in returned and "scored" in returned      # what the vendor made of it is kept
+    # what the vendor made of it is kept: with instructor's stock retries (any exception, 3 attempts) Ragas scores
+    # from the calls that did answer, and the cell is an error all the same
+    assert "scored" in returned and returned <= {"scored", "vendor_nan", None}
     resumed = _cells(run(RunOptions(**opts)).store_path)
     assert {k: v[0] for k, v in resumed.items()} == {k: v[0] for k, v in clean.items()}
     assert all(_same_score(resumed[k][1], clean[k][1]) for k in clean)
