@@ -384,8 +384,8 @@ def cut(text: str, limit: int) -> Cut:
     """``text`` cut as a server cuts a reply that ran past ``limit`` tokens: the model wrote on (this reply
     and more), so what fits is the reply's start, half its tokens and never more than ``limit``.
 
-    >>> str(cut('{"statements": ["Bake at 350 F."]}', 1024))
-    '{"statements": ['
+    >>> str(cut('{"statements": ["Bake at 350 F."]}', 1024))   # 15 tokens: the first 7
+    '{"statements": ["'
     >>> str(cut("one two three four", 1))
     'one'
     """
