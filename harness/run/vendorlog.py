@@ -119,13 +119,17 @@ class VendorLog:
         self.handler.close()
 
 
+def _logs(run_dir: str) -> list[str]:
+    """The run's vendor log files (``vendor.log`` and each worker's ``vendor-w<N>.log``), sorted."""
+    return sorted(f for f in os.listdir(run_dir) if f == LOG_NAME or re.fullmatch(r"vendor-w\d+\.log", f))
+
+
 def summary(run_dir: str, since: dict[str, int] | None = None) -> list[str]:
     """One line per kind (level, the logger's top name, the message's first six words: a case id or a number
     further on does not make a new kind) written to the run's vendor logs since the
     offsets in ``since`` (file name -> byte offset; a file not named: from its start), most frequent first."""
     kinds: Counter = Counter()
-    files = sorted(f for f in os.listdir(run_dir) if f == LOG_NAME or re.fullmatch(r"vendor-w\d+\.log", f))
-    for f in files:
+    for f in _logs(run_dir):
         with open(os.path.join(run_dir, f), encoding="utf-8", errors="replace") as fh:
             fh.seek((since or {}).get(f, 0))
             for line in fh:
@@ -142,8 +146,4 @@ def summary(run_dir: str, since: dict[str, int] | None = None) -> list[str]:
 
 def offsets(run_dir: str) -> dict[str, int]:
     """The current size of each vendor log of the run (what :func:`summary` should skip: earlier sessions)."""
-    out = {}
-    for f in os.listdir(run_dir):
-        if f == LOG_NAME or re.fullmatch(r"vendor-w\d+\.log", f):
-            out[f] = os.path.getsize(os.path.join(run_dir, f))
-    return out
+    return {f: os.path.getsize(os.path.join(run_dir, f)) for f in _logs(run_dir)}
