@@ -22,26 +22,27 @@ def test_console_handlers_lastresort_and_warnings_go_to_the_file(tmp_path, capsy
     noisy.addHandler(console)
     lonely = logging.getLogger("lonelyvendor")    # no handler, propagation off: Python's last resort prints it
     lonely.propagate = False
-    redact.register("sk-test-vendorlog-0123456789")
     try:
-        with VendorLog(log_path(str(tmp_path))):
-            try:
-                raise ValueError("bad json")
-            except ValueError:
-                noisy.error("Failed to parse model output sk-test-vendorlog-0123456789", exc_info=True)
-            lonely.warning("something odd")
-            warnings.warn("a deprecation", DeprecationWarning, stacklevel=1)
-        assert capsys.readouterr().err == ""
-        text = open(log_path(str(tmp_path))).read()
-        assert "Failed to parse model output" in text and "Traceback" in text and "ValueError: bad json" in text
-        assert "something odd" in text and "a deprecation" in text
-        assert "sk-test-vendorlog-0123456789" not in text
-        assert text.count("Failed to parse model output") == 1     # diverted once, not again at the root
-        lines = summary(str(tmp_path))
-        assert any("1 x ERROR noisyvendor: Failed to parse model output" in line for line in lines), lines
-        noisy.error("after the run")                                  # the user's handler is theirs again
-        assert "after the run" in capsys.readouterr().err
-        assert console.filters == [] and logging.lastResort is not None
+        with redact.isolated():
+            redact.register("sk-test-vendorlog-0123456789")
+            with VendorLog(log_path(str(tmp_path))):
+                try:
+                    raise ValueError("bad json")
+                except ValueError:
+                    noisy.error("Failed to parse model output sk-test-vendorlog-0123456789", exc_info=True)
+                lonely.warning("something odd")
+                warnings.warn("a deprecation", DeprecationWarning, stacklevel=1)
+            assert capsys.readouterr().err == ""
+            text = open(log_path(str(tmp_path))).read()
+            assert "Failed to parse model output" in text and "Traceback" in text and "ValueError: bad json" in text
+            assert "something odd" in text and "a deprecation" in text
+            assert "sk-test-vendorlog-0123456789" not in text
+            assert text.count("Failed to parse model output") == 1     # diverted once, not again at the root
+            lines = summary(str(tmp_path))
+            assert any("1 x ERROR noisyvendor: Failed to parse model output" in line for line in lines), lines
+            noisy.error("after the run")                                  # the user's handler is theirs again
+            assert "after the run" in capsys.readouterr().err
+            assert console.filters == [] and logging.lastResort is not None
     finally:
         noisy.removeHandler(console)
         lonely.propagate = True

@@ -35,6 +35,7 @@ import json
 import os
 import re
 import threading
+from contextlib import contextmanager
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from harness.core.terminal import printable
@@ -160,6 +161,26 @@ def register(value: str | None, judge_only: bool = False) -> None:
         _rebuild()
 
 
+@contextmanager
+def isolated():
+    """Within the block, only secrets registered inside it are known; on leaving, the registry is
+    what it was before (a test or an example that registers a key leaves no trace in the process)."""
+    global _guard
+    with _lock:
+        saved = set(_values), set(_confined), _guard
+        _values.clear(), _confined.clear()
+        _guard = None
+        _rebuild()
+    try:
+        yield
+    finally:
+        with _lock:
+            _values.clear(), _confined.clear()
+            _values.update(saved[0]), _confined.update(saved[1])
+            _guard = saved[2]
+            _rebuild()
+
+
 def register_url(url: str | None) -> None:
     """Register the password (and user) of a URL's credentials, if it has any."""
     if not url:
@@ -187,10 +208,11 @@ def scrub(text: str) -> str:
     """``text`` without any registered secret or fragment of one (a text that only looks like a
     credential is left alone; a confined secret is left too: see :func:`scrub_judge`).
 
-    >>> register("tok-dt-Z3k8Wq1R")
-    >>> scrub("echo: {'Authorization': 'Bearer tok-dt-Z3k8Wq1R'}")
+    >>> with isolated():
+    ...     register("tok-dt-Z3k8Wq1R")
+    ...     scrub("echo: {'Authorization': 'Bearer tok-dt-Z3k8Wq1R'}")
+    ...     scrub("docs: send Authorization: Bearer tok12345678, api_key=demo1234")
     "echo: {'Authorization': 'Bearer ***'}"
-    >>> scrub("docs: send Authorization: Bearer tok12345678, api_key=demo1234")
     'docs: send Authorization: Bearer tok12345678, api_key=demo1234'
     """
     return _scrub(text, _pattern, _fragments)
