@@ -18,7 +18,7 @@ from harness.cases.sets import case_set  # noqa: F401 - re-exported: harness.api
 
 RUN_OPTIONS = ("cache_mode", "cache_path", "concurrency", "out_dir", "run_id", "progress", "cell_timeout_s",
                "retry_attempts", "call_timeout_s", "judge_rpm", "judge_tpm",
-               "judge_window_s")
+               "judge_window_s", "judge_batch")
 """Keyword options passed on to :class:`harness.run.runner.RunOptions`."""
 
 
@@ -106,7 +106,8 @@ def evaluate(cases, metrics=None, judge=None, *, report=True, divergence_thresho
         divergence_threshold: the report's divergence threshold (default as ``harness run``).
         **options: ``out_dir`` (default :func:`default_out_dir`, said on stderr with ``progress``), ``run_id``, ``cache_mode``, ``cache_path``,
             ``concurrency``, ``progress``, ``retry_attempts``, ``call_timeout_s``, ``cell_timeout_s``,
-            ``judge_rpm``, ``judge_tpm``, ``judge_window_s`` (the judge's pace: docs/pace.md).
+            ``judge_rpm``, ``judge_tpm``, ``judge_window_s`` (the judge's pace: docs/pace.md), ``judge_batch``
+            (True, or a dict of :class:`harness.judge.batch.BatchConfig`'s fields: the provider's batch API, docs/batch.md).
 
     Returns:
         An :class:`EvalResult`.
@@ -121,6 +122,12 @@ def evaluate(cases, metrics=None, judge=None, *, report=True, divergence_thresho
     from harness.run.runner import RunOptions  # noqa: PLC0415 - lazy: imported on first use, not when this module loads
 
     options.setdefault("out_dir", default_out_dir())
+    if options.get("judge_batch") is not None and not hasattr(options["judge_batch"], "as_spec"):
+        from harness.judge.batch import BatchConfig  # noqa: PLC0415 - lazy: batch mode only
+
+        jb = options.pop("judge_batch")
+        if jb is not False:
+            options["judge_batch"] = BatchConfig(**(jb if isinstance(jb, dict) else {}))
     # the vendor switches (telemetry off, no dotenv, ...) hold for this call only: the caller's environment after
     with switches():
         opts = RunOptions(cases=case_set(cases), metrics=metric_names(metrics), judge=judge_config(judge), **options)

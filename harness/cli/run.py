@@ -95,6 +95,18 @@ def add_parser(sub):
                         "and max_tokens before sending, corrected by the reply's usage; docs/pace.md)")
     r.add_argument("--judge-window", type=float, default=60.0, metavar="S",
                    help="the window the provider enforces its per-minute limits over (default 60; Azure OpenAI: 10)")
+    r.add_argument("--judge-batch", action="store_true",
+                   help="send every vendor's judge calls of a round through the provider's batch API (OpenAI's "
+                        "files + batches), at its batch price; an interrupted batch resumes from its id (docs/batch.md)")
+    r.add_argument("--judge-batch-window", type=float, default=5.0, metavar="S",
+                   help="batch mode: send the open batch at the latest S seconds after its first call (default 5)")
+    r.add_argument("--judge-batch-size", type=int, default=50_000, metavar="N",
+                   help="batch mode: send the open batch once N calls have gathered (default 50,000)")
+    r.add_argument("--judge-batch-poll", type=float, default=30.0, metavar="S",
+                   help="batch mode: seconds between two polls of a batch in flight (default 30)")
+    r.add_argument("--batch-price-factor", type=float, default=0.5, metavar="F",
+                   help="batch mode: the batch price as a share of the list price, for models whose price table "
+                        "entry gives no batch_input/batch_output (default 0.5)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     r.add_argument("--faults", metavar="SPEC",
                    help="inject judge faults per attempt (testing), e.g. 500=0.05,429=0.05,timeout=0.01,"
@@ -305,7 +317,8 @@ def cmd_run(args) -> int:
                       prices=prices, cell_timeout_s=args.cell_timeout, workers=workers(args), ray=args.ray,
                       pin_workers=not args.no_pin,
                       reuse_cells=not args.recompute, repeats=args.repeats,
-                      judge_rpm=args.judge_rpm, judge_tpm=args.judge_tpm, judge_window_s=args.judge_window)
+                      judge_rpm=args.judge_rpm, judge_tpm=args.judge_tpm, judge_window_s=args.judge_window,
+                      judge_batch=batch_config(args))
     if args.estimate:   # before any judge call: what the run would cost, then stop
         return show_estimate(opts, args, prices)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
@@ -348,7 +361,8 @@ def cmd_run(args) -> int:
         print(LEGEND)
         print("cells per metric:")
         print("\n".join(counts_lines(outcome.counts, metrics)))
-        print("judge traffic: " + traffic_line(store, judge.model, prices))
+        print("judge traffic: " + traffic_line(store, judge.model, (store.spec() or {}).get("prices") if opts.judge_batch
+                                               else prices))   # batch mode: at the batch price
         errs = error_lines(store)
         if errs:
             print("errors:")
@@ -388,6 +402,19 @@ def load_cascade(args):
         raise BadInput(str(e)) from None
     args.metrics = ",".join(s.metric for s in cascade.stages)
     return cascade
+
+
+def batch_config(args):
+    """``--judge-batch`` and its options as a :class:`harness.judge.batch.BatchConfig` (None without it)."""
+    if not getattr(args, "judge_batch", False):
+        return None
+    from harness.judge.batch import BatchConfig  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+    try:
+        return BatchConfig(window_s=args.judge_batch_window, max_requests=args.judge_batch_size,
+                           poll_s=args.judge_batch_poll, price_factor=args.batch_price_factor)
+    except ValueError as e:
+        raise BadInput(f"--judge-batch: {e}") from None
 
 
 def traffic_line(store, model: str, prices: dict | None) -> str:

@@ -6,7 +6,9 @@ A price table maps a model id to its input and output price in money units per m
     {"gpt-4o-mini-2024-07-18": {"input": 0.15, "output": 0.60}}
 
 read from a JSON file (``--prices FILE``) or given for the run's judge model with ``--price-in`` /
-``--price-out``. Money is computed from billed tokens only: a cache hit costs nothing again, and a
+``--price-out``. An entry may also give the model's batch price (``"batch_input"``, ``"batch_output"``): a
+run in batch mode (``--judge-batch``) is priced at it, else at the list price times ``--batch-price-factor``
+(0.5 by default: :func:`batch_prices`). Money is computed from billed tokens only: a cache hit costs nothing again, and a
 reply that carried no ``usage`` is counted as such (its tokens are unknown, never guessed).
 """
 from __future__ import annotations
@@ -69,6 +71,9 @@ class Price:
 
     input: float
     output: float
+    batch_input: float | None = None
+    """The provider's batch price for input tokens (None: the list price times the batch factor)."""
+    batch_output: float | None = None
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """Money for a token count.
@@ -110,16 +115,62 @@ def parse_prices(data, where: str = "prices") -> dict[str, Price]:
         raise PriceError(f"{where}: expected an object {{model id: {{\"input\": x, \"output\": y}}}}")
     out = {}
     for model, entry in data.items():
-        if not isinstance(entry, dict) or set(entry) - {"input", "output"} or not {"input", "output"} <= set(entry):
-            raise PriceError(f"{where}: model {model!r}: expected exactly the keys input and output")
+        if not isinstance(entry, dict) or set(entry) - set(PRICE_KEYS) or not {"input", "output"} <= set(entry):
+            raise PriceError(f"{where}: model {model!r}: expected the keys input and output "
+                             "(and optionally batch_input and batch_output)")
+        if ("batch_input" in entry) != ("batch_output" in entry):
+            raise PriceError(f"{where}: model {model!r}: batch_input and batch_output go together")
         vals = []
-        for key in ("input", "output"):
+        for key in PRICE_KEYS:
+            if key not in entry:
+                continue
             v = entry[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise PriceError(f"{where}: model {model!r}: {key} must be a number >= 0 (money per million tokens)")
             vals.append(float(v))
         out[str(model)] = Price(*vals)
     return out
+
+
+PRICE_KEYS = ("input", "output", "batch_input", "batch_output")
+"""The keys of a price table's entry (the batch prices optional)."""
+
+
+def price_entry(p: Price) -> dict:
+    """A price as the price table writes it.
+
+    >>> price_entry(Price(1.0, 2.0)), price_entry(Price(1.0, 2.0, 0.4, 0.8))
+    ({'input': 1.0, 'output': 2.0}, {'input': 1.0, 'output': 2.0, 'batch_input': 0.4, 'batch_output': 0.8})
+    """
+    out = {"input": p.input, "output": p.output}
+    if p.batch_input is not None:
+        out.update(batch_input=p.batch_input, batch_output=p.batch_output)
+    return out
+
+
+DEFAULT_BATCH_FACTOR = 0.5
+"""The batch price as a share of the list price when the table gives none (OpenAI's and Anthropic's batch
+APIs cost half; ``--batch-price-factor``)."""
+
+
+def batch_prices(table: dict | None, factor: float = DEFAULT_BATCH_FACTOR) -> dict | None:
+    """A run spec's price table (``{"source", "models"}``) at the batch price: each model's ``batch_input`` /
+    ``batch_output`` where the table gives them, else its list price times ``factor``. The list prices are
+    kept (``list_models``); the money figures read ``models``.
+
+    >>> t = batch_prices({"source": "p.json", "models": {"a": {"input": 1.0, "output": 2.0},
+    ...                   "b": {"input": 1.0, "output": 2.0, "batch_input": 0.3, "batch_output": 0.6}}})
+    >>> t["models"], t["source"]
+    ({'a': {'input': 0.5, 'output': 1.0}, 'b': {'input': 0.3, 'output': 0.6}}, 'p.json, at the batch price (0.5 x list where the table gives none)')
+    """
+    if not table or not table.get("models"):
+        return table
+    models = {}
+    for m, p in parse_prices(table["models"], table.get("source") or "prices").items():
+        models[m] = ({"input": p.batch_input, "output": p.batch_output} if p.batch_input is not None
+                     else {"input": round(p.input * factor, 12), "output": round(p.output * factor, 12)})
+    return {"source": f"{table.get('source')}, at the batch price ({factor:g} x list where the table gives none)",
+            "models": models, "list_models": table["models"]}
 
 
 def add_price_options(parser) -> None:
@@ -142,7 +193,7 @@ def prices_from_args(args, model: str | None) -> dict | None:
         return None
     if (pin is None) != (pout is None):
         raise PriceError("--price-in and --price-out go together (input and output price per million tokens)")
-    models = {m: {"input": p.input, "output": p.output} for m, p in load_prices(path).items()} if path else {}
+    models = {m: price_entry(p) for m, p in load_prices(path).items()} if path else {}
     source = path or "--price-in/--price-out"
     if pin is not None:
         if not model:

@@ -37,6 +37,7 @@ from harness.cases.load import load_cases
 from harness.core.records import Ledger
 from harness.judge import template
 from harness.judge.accounting import add_call, usage_of
+from harness.judge.batch import mark
 from harness.judge.budget import CellBudgets
 from harness.judge.cache import MODES, JudgeCache, is_sampled, request_key
 from harness.judge.embeddings import LocalEmbeddings, answer
@@ -93,6 +94,8 @@ class CallRecord:
     """The judge refused a Responses API request (a chat-only server: 404, or 400 "not supported":
     :func:`harness.judge.responses_api.is_refusal`). The refusal went back to the vendor as it came, and the vendor's own fallback decides
     (stock TruLens falls back to chat completions); it is a call, not a judge failure."""
+    batch: str = ""
+    """The id of the provider's batch that answered the call (batch mode, :mod:`harness.judge.batch`); "" for none."""
 
 
 @dataclass
@@ -129,7 +132,7 @@ class Gateway:
 
     def __init__(self, upstream, *, cache: JudgeCache | None = None, mode: str = "live",
                  policy: RetryPolicy | None = None, host: str = "127.0.0.1", port: int = 0,
-                 keep_ledger: bool = True, embeddings=None, cases=None, pace=None):
+                 keep_ledger: bool = True, embeddings=None, cases=None, pace=None, batch=None):
         if mode not in MODES:
             raise ValueError(f"unknown cache mode {mode!r}; known: {', '.join(MODES)}")
         if mode != "live" and cache is None:
@@ -150,6 +153,11 @@ class Gateway:
         self.pace = pace
         """The judge's pace (:class:`harness.judge.pace.Pace`, ``--judge-rpm``/``--judge-tpm``), shared by
         every metric's calls through this gateway; None: unpaced."""
+        self.batched = batch is not None
+        """Batch mode: the judge is reached through its batch API (``batch``: the
+        :class:`harness.judge.batch.BatchUpstream` inside ``upstream``, told when a round is complete)."""
+        if batch is not None:
+            batch.quiet = self.batch_quiet
         self._books: dict[Cell, _CellBook] = defaultdict(_CellBook)
         self.budgets = CellBudgets()
         """Each open cell's time budget (``harness.judge.budget``): the runner opens it, :meth:`take` closes it."""
@@ -198,6 +206,9 @@ class Gateway:
         app.router.add_post("/v1/embeddings", self._handle_embed_header)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/cell/{run}/{case}/{metric}/v1/models", self._models)
+        if callable(getattr(self.upstream, "batch_service", None)):   # the reference judge's batch API
+            app.router.add_route("*", "/v1/files{rest:.*}", self._batch_api)
+            app.router.add_route("*", "/v1/batches{rest:.*}", self._batch_api)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -338,6 +349,25 @@ class Gateway:
         """``GET /v1/models``: the one model the gateway serves."""
         return 200, {"object": "list", "data": [{"id": self.upstream.model, "object": "model"}]}
 
+    async def _batch_api(self, request):
+        """The upstream's files and batches API (``harness judge serve``: :class:`harness.judge.batch.BatchService`)."""
+        from aiohttp import web  # noqa: PLC0415 - lazy: aiohttp costs ~0.2 s to import
+
+        status, out = self.upstream.batch_service().handle(request.method, request.path, await request.read(),
+                                                           request.headers.get("Content-Type", ""))
+        if isinstance(out, (bytes, bytearray)):
+            return web.Response(body=out, status=status, content_type="application/jsonl")
+        return web.json_response(out, status=status)
+
+    def batch_quiet(self, waiting: int) -> bool:
+        """Batch mode: is every open cell waiting on the judge, and every request in flight (``waiting`` of
+        them) waiting on a batch? Then the round is complete (:class:`harness.judge.batch.BatchUpstream`)."""
+        with self._lock:
+            busy, inflight = set(self._inflight), sum(self._inflight.values())
+        with self.budgets._lock:
+            opened = set(self.budgets._deadlines)
+        return 0 < waiting and inflight <= waiting and opened <= busy
+
     async def _handle_header(self, request):
         raw = request.headers.get("X-Harness-Cell", "")
         cell = cell_of_header(raw)
@@ -437,7 +467,7 @@ class Gateway:
             repeat = f"r{cell.repeat}.{repeat}"
         key = request_key(body, scope, repeat)
         step = step_hint(body)
-        resp, cached, attempts, error, status, answered = None, False, 0, None, 200, None
+        resp, cached, attempts, error, status, answered, batch = None, False, 0, None, 200, None, None
         if self.mode in ("record", "replay"):
             resp = self.cache.get(key)
             cached = resp is not None
@@ -447,6 +477,7 @@ class Gateway:
             error, status = (f"replay miss: no cached response for cell {cell.label} "
                              f"(request {key[:12]}, step {step!r}); rerun with --cache record"), 400
         elif resp is None:
+            batch = mark() if self.batched else None
             res = await self.budgets.call(cell, call_with_retries(self.upstream, cell, body, self.policy,
                                                                   pace=self.pace, left_s=self.budgets.remaining(cell)))
             attempts = res.attempts
@@ -465,6 +496,7 @@ class Gateway:
             ok=error is None, cached=cached, attempts=max(attempts, 1 if not cached else 0),
             prompt_tokens=pt, completion_tokens=ct, key=key, step=step, error=error,
             usage=has_usage, reply_fit=reply_fit(body, resp) if error is None else None, refused=refused,
+            batch=batch[-1] if not cached and resp is not None and self.batched and batch else "",
             **self.observe(cell, route, body, resp)))
         if error is not None:   # the judge's own error reply, as it came, when it gave one
             return (status, answered) if answered is not None else _error(status, error)

@@ -188,6 +188,30 @@ class ReferenceUpstream:
         except UnrecognisedRequest as e:
             raise UpstreamError(str(e), status=400, retryable=False) from None
 
+    def batch_service(self):
+        """The reference judge's files and batches API, in this process (batch mode: :mod:`harness.judge.batch`);
+        each request's cell comes from its ``custom_id``. Its batches end with the process."""
+        if getattr(self, "_batches", None) is None:
+            from harness.judge.batch import BatchService  # noqa: PLC0415 - lazy: batch mode only
+
+            self._batches = BatchService(self.batch_answer)
+        return self._batches
+
+    def batch_answer(self, cid: str, url: str, body) -> tuple[int, dict]:
+        """One batch line's reply (status, body), as :meth:`complete` answers the same request."""
+        from harness.judge.batch import CHAT_URL, RESPONSES_URL, cell_of_custom_id  # noqa: PLC0415 - lazy: batch mode only
+
+        cell = cell_of_custom_id(cid)
+        if cell is None or url not in (CHAT_URL, RESPONSES_URL) or not isinstance(body, dict):
+            return 400, {"error": {"message": f"reference judge: cannot answer batch line {cid!r} ({url})",
+                                   "type": "invalid_request_error", "code": 400}}
+        try:
+            if url == RESPONSES_URL:
+                return 200, response_of(self.judge.reply(cell.metric, self._case(cell), chat_view(body)))
+            return 200, self.judge.reply(cell.metric, self._case(cell), body)
+        except (UnrecognisedRequest, UpstreamError) as e:
+            return 400, {"error": {"message": str(e), "type": "invalid_request_error", "code": 400}}
+
     async def aclose(self):
         return None
 
@@ -277,6 +301,31 @@ class HttpEndpoint:
             raise UpstreamError(f"{self.what} replied with a body that is not JSON: {shown!r}",
                                 retryable=bad_body_retryable) from None
         return redact.scrub_judge_obj(reply) if self.key_confined else reply
+
+    async def batch_request(self, method: str, route: str, *, body=None, upload: bytes | None = None):
+        """One request of the endpoint's files and batches API (batch mode, :mod:`harness.judge.batch`):
+        ``(status, JSON object)``, or the raw bytes of a ``files/{id}/content`` download. ``upload``: a batch
+        input file, sent as ``POST files`` (multipart, ``purpose=batch``). Transport failures raise
+        :class:`UpstreamError`, scrubbed of the key."""
+        import httpx  # noqa: PLC0415 - lazy: httpx costs ~0.1 s to import
+
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self._timeout)
+        headers = {"Authorization": f"Bearer {self.__key}"} if self.__key else {}
+        kw = {"files": {"file": ("batch.jsonl", upload, "application/jsonl")}, "data": {"purpose": "batch"}} \
+            if upload is not None else ({"json": body} if body is not None else {})
+        try:
+            r = await self._client.request(method, f"{self.url}/{route}", headers=headers, **kw)
+            data = await r.aread()
+        except httpx.HTTPError as e:
+            raise UpstreamError(self.redact(f"{self.what} batch API unreachable: {type(e).__name__}: {e}", 240)) from None
+        if r.status_code == 200 and route.endswith("/content"):
+            return 200, data
+        try:
+            reply = json.loads(data)
+        except (ValueError, RecursionError):
+            reply = {"error": {"message": self.redact(data[:400].decode("utf-8", "replace"), 200)}}
+        return r.status_code, redact.scrub_judge_obj(reply) if self.key_confined else reply
 
     async def aclose(self):
         if self._client is not None:

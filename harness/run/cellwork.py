@@ -116,6 +116,10 @@ class WorkerSpec:
     """The window the judge's per-minute limits are kept over (``--judge-window``)."""
     log_dir: str | None = None
     """The run directory: a worker process writes its vendors' log records to ``vendor-w<N>.log`` there."""
+    judge_batch: object = None
+    """Batch mode's :class:`harness.judge.batch.BatchConfig` (``--judge-batch``); None: calls go to the judge one by one."""
+    batch_store: str | None = None
+    """Batch mode: the run store, where the batches in flight are recorded (one worker, the runner's process)."""
 
 
 @dataclass(frozen=True)
@@ -166,10 +170,15 @@ def make_gateway(spec: WorkerSpec, cases: dict, cache):
         upstream = HttpUpstream(judge.url, judge.model, judge.key_env, timeout_s=spec.call_timeout_s,
                                 max_reply_bytes=getattr(judge, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES),
                                 key_confined=getattr(judge, "key_confined", False))
+    batch = None
+    if spec.judge_batch is not None:   # the judge through its batch API: a call waits for its batch
+        from harness.judge.batch import BatchUpstream  # noqa: PLC0415 - lazy: batch mode only
+
+        upstream = batch = BatchUpstream(upstream, spec.judge_batch, spec.batch_store)
     if spec.upstream_wrapper is not None:
         upstream = spec.upstream_wrapper(upstream)
     policy = RetryPolicy(max_attempts=spec.retry_attempts, base_delay_s=spec.retry_base_delay_s,
-                         timeout_s=spec.call_timeout_s)
+                         timeout_s=spec.call_timeout_s + (spec.judge_batch.wait_s if batch is not None else 0))
 
     embeddings = make_upstream(spec.embeddings, spec.call_timeout_s)
     if spec.upstream_wrapper is not None:   # fault injection reaches the embedding calls too
@@ -177,7 +186,8 @@ def make_gateway(spec: WorkerSpec, cases: dict, cache):
         if callable(getattr(type(wrapped), "embed", None)):
             embeddings = wrapped
     pace = Pace(spec.judge_rpm, spec.judge_tpm, window_s=spec.judge_window_s) if spec.judge_rpm or spec.judge_tpm else None
-    return Gateway(upstream, cache=cache, mode=spec.mode, policy=policy, embeddings=embeddings, cases=cases, pace=pace)
+    return Gateway(upstream, cache=cache, mode=spec.mode, policy=policy, embeddings=embeddings, cases=cases, pace=pace,
+                   batch=batch)
 
 
 class CellWorker:
@@ -262,7 +272,10 @@ class CellWorker:
 
     async def start(self) -> "CellWorker":
 
-        asyncio.get_running_loop().set_default_executor(plain_thread_pool(prefix="harness-sync"))
+        # batch mode: a sync vendor's call holds its thread until the batch returns, so every cell in flight
+        # needs one (else the round never completes: harness.judge.batch)
+        threads = self.spec.concurrency * 2 + 4 if self.spec.judge_batch is not None else None
+        asyncio.get_running_loop().set_default_executor(plain_thread_pool(threads, prefix="harness-sync"))
         if self.remote and self.spec.mode != "live":
             self.cache = ReadOnlyCache(self.spec.cache_path)
         self.gateway = make_gateway(self.spec, self._cases, self.cache).attach()

@@ -102,6 +102,9 @@ class RunOptions:
     """The judge's tokens per minute as the provider states them (``--judge-tpm``); None: unpaced."""
     judge_window_s: float = 60.0
     """The window the provider enforces its per-minute limits over (``--judge-window``; Azure OpenAI: 10)."""
+    judge_batch: object = None
+    """Batch mode (``--judge-batch``): a :class:`harness.judge.batch.BatchConfig`; every vendor's judge calls of a
+    round go through the provider's batch API, at its batch price (docs/batch.md). None: one call at a time."""
     reuse_cells: bool = True
     """Record / replay: reuse a cell from the cell cache (:mod:`harness.run.cellmemo`); False: ``--recompute``."""
 
@@ -291,7 +294,11 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
             if opts.progress and not replayed:
                 print(f"resume: all {reused} cell(s) already finished; nothing to compute", file=sys.stderr)
             return replayed, reused
-        if opts.workers is None:
+        if opts.judge_batch is not None and opts.ray:
+            raise ValueError("--judge-batch gathers the run's judge calls in one process: leave out --ray")
+        if opts.judge_batch is not None:   # one gateway gathers every call of a round (and records its batches)
+            workers = 1
+        elif opts.workers is None:
             from harness.run.workers import auto_workers  # noqa: PLC0415 - lazy: multiprocessing only when asked
 
             judge_bound = not opts.judge.is_reference   # a real judge; the reference judge stays CPU-bound
@@ -301,6 +308,10 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
             workers = max(1, min(opts.workers, total))
         spec = replace(_worker_spec(opts, run_id, mode, cache, workers, remote=bool(opts.ray) or workers > 1),
                        log_dir=run_dir if workers > 1 and not opts.ray else None)
+        if opts.judge_batch is not None:   # a call waits for its batch: the budgets grow by the batch's longest wait
+            wait = opts.judge_batch.wait_s
+            spec = replace(spec, judge_batch=opts.judge_batch, batch_store=store.path,
+                           cell_timeout_s=spec.cell_timeout_s + wait, client_timeout_s=spec.client_timeout_s + wait)
         progress = Progress(total, reused, enabled=opts.progress)
         startup: list = []
 

@@ -65,6 +65,16 @@ def _embeddings(opts) -> dict:
     return (getattr(opts, "embeddings", None) or EmbedConfig()).as_spec()
 
 
+def _prices(opts) -> dict | None:
+    """The run's price table; in batch mode, at the batch price (:func:`harness.judge.accounting.batch_prices`)."""
+    prices, batch = getattr(opts, "prices", None), getattr(opts, "judge_batch", None)
+    if prices is None or batch is None:
+        return prices
+    from harness.judge.accounting import batch_prices  # noqa: PLC0415 - lazy: batch mode only
+
+    return batch_prices(prices, batch.price_factor)
+
+
 def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
     """A JSON-serialisable spec; no key, only the NAME of the env var that holds it, and no URL
     credentials (the whole spec is scrubbed, ``harness.core.redact``)."""
@@ -89,7 +99,8 @@ def build_spec(opts, run_id: str, cache_mode: str, classes: dict) -> dict:
         "faults": _faults(opts.upstream_wrapper),
         "concurrency": opts.concurrency,
         "repeats": getattr(opts, "repeats", 1),
-        "prices": getattr(opts, "prices", None),
+        "prices": _prices(opts),
+        "judge_batch": opts.judge_batch.as_spec() if getattr(opts, "judge_batch", None) is not None else None,
         "workers": {"processes": getattr(opts, "workers", 1), "ray": getattr(opts, "ray", None)},
         "packages": package_versions(ENGINE_PACKAGES + tuple(vendor_packages(classes))),
         "git": git_hash(),

@@ -48,6 +48,13 @@ What else real servers do (issue 37), each off unless asked, in every mode:
   of what it cut once and of repeats), created on first use, so one server holds apart clients that send
   the same prompts (DeepEval's two metrics); ``GET /<secret>/<lane>/stats`` answers that lane's books.
 
+- batch mode (:mod:`harness.judge.batch`): the judge serves OpenAI's files and batches endpoints
+  (``POST /v1/files``, ``POST /v1/batches``, ``GET /v1/batches/{id}``, ``GET /v1/files/{id}/content``), each
+  batch line answered as the same request sent alone is (and counted in the books alike). ``batch_hold``
+  (a ``threading.Event``) keeps every batch ``in_progress`` until it is set; ``batch_end`` makes batches end
+  ``failed``/``expired``/``cancelled``; ``batch_error_ids(custom_id)`` gives a request an error line.
+  ``judge.batches`` (:class:`harness.judge.batch.BatchService`) counts the batches created and polled.
+
 - ``forget``: vendors whose prompts the judge does not know (a real model that does not follow them): it
   answers their requests with a JSON object that says so, ``{"answer": NOT_UNDERSTOOD}`` (JSON, as a
   server honouring ``json_object`` makes any model write), counted as step ``forgotten.<vendor>``.
@@ -71,6 +78,8 @@ import secrets
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from harness.judge.batch import BatchService, is_batch_route
 
 from tests.judges import steps, steps_azure, steps_minicheck, steps_mlflow, steps_more, steps_trulens
 from tests.judges.formats import format_of, render_formatted
@@ -173,7 +182,8 @@ class RealisticJudge:
 
     def __init__(self, noise: Noise | None = None, mode: str = "legacy", sampling=None,
                  logprobs: bool = False, truncate: str = "never", refuse_rate: float = 0.0,
-                 hold: threading.Event | None = None, forget: tuple[str, ...] = ()):
+                 hold: threading.Event | None = None, forget: tuple[str, ...] = (), batch_hold=None,
+                 batch_end: str | None = None, batch_error_ids=None):
         if mode not in MODES:
             raise ValueError(f"unknown realistic-judge mode {mode!r}; known: {', '.join(MODES)}")
         if truncate not in TRUNCATE:
@@ -187,6 +197,26 @@ class RealisticJudge:
         self.sampling = sampling
         """``tests.judges.sampling.Sampling``: seeded variation between repeats of a request (None: none)."""
         self.books = Books()
+        self.batches = BatchService(self.batch_answer, hold=batch_hold, end=batch_end, error_ids=batch_error_ids)
+        """The judge's files and batches endpoints (module docstring)."""
+
+    def batch_answer(self, cid: str, url: str, body) -> tuple[int, dict]:
+        """One batch line, answered as the same request sent alone (status, body)."""
+        if not isinstance(body, dict):
+            return 400, {"error": {"message": "body must be a JSON object"}}
+        if url == "/v1/responses":
+            self.asked("responses", body)
+            self.record("responses", body)
+            if self.mode != "openai":
+                status = 404 if self.mode == "chat-404" else 400
+                return status, REFUSALS[status]
+            reply = self.respond(body)
+            return (200, reply) if reply is not None else (400, {"error": {"message": "body needs an 'input'"}})
+        if not isinstance(body.get("messages"), list):
+            return 400, {"error": {"message": "body needs a 'messages' list"}}
+        self.asked("chat", body)
+        self.record("chat", body)
+        return 200, self.complete(body)
 
     def answer(self, msgs: list[tuple[str, str]], salt: str = "") -> steps.Answer | None:
         """What the judge means. ``salt`` (the server modes: the requested format) joins the seed of its
@@ -445,7 +475,24 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             return None
 
+    def _batch_api(self, method: str) -> None:
+        """The files and batches endpoints (:class:`harness.judge.batch.BatchService`)."""
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if method == "POST" else b""
+        route = self._route()
+        if route is None:
+            return self._send(404, {"error": {"message": "no route"}})
+        status, out = self.judge.batches.handle(method, route, raw, self.headers.get("Content-Type", ""))
+        if isinstance(out, dict):
+            return self._send(status, out)
+        self.send_response(status)
+        self.send_header("Content-Type", "application/jsonl")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
     def do_GET(self):
+        if is_batch_route(self.path):
+            return self._batch_api("GET")
         route = self._route()
         if route is None:
             return self._send(404, {"error": {"message": "no route"}})
@@ -456,6 +503,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self):
+        if is_batch_route(self.path):
+            return self._batch_api("POST")
         body = self._body()
         route = self._route()
         if route is None:
@@ -523,15 +572,15 @@ class Served:
 def start(port: int = 0, noise: Noise | None = None, mode: str = "legacy", sampling=None,
           logprobs: bool = False, truncate: str = "never", refuse_rate: float = 0.0,
           hold: threading.Event | None = None, secret: bool = False, lanes: bool = False,
-          forget: tuple[str, ...] = ()) -> Served:
+          forget: tuple[str, ...] = (), **batch) -> Served:
     """Start the server in a daemon thread on 127.0.0.1 (port 0: any free port) in ``mode`` (:data:`MODES`),
     with ``sampling`` (``tests.judges.sampling.Sampling``) varying repeats of a request, or not, and the
     server behaviours of the module docstring (``secret``: served only under a fresh secret path)."""
-    judge = RealisticJudge(noise, mode, sampling, logprobs, truncate, refuse_rate, hold, forget)
+    judge = RealisticJudge(noise, mode, sampling, logprobs, truncate, refuse_rate, hold, forget, **batch)
     prefix = f"/{secrets.token_hex(8)}" if secret else ""
     def new_lane():
         return RealisticJudge(noise, mode, type(sampling)(sampling.rate, sampling.seed, sampling.mode) if sampling
-                              else None, logprobs, truncate, refuse_rate, hold, forget)
+                              else None, logprobs, truncate, refuse_rate, hold, forget, **batch)
 
     handler = type("Handler", (_Handler,), {"judge": judge, "prefix": prefix, "lanes": {} if lanes else None,
                                             "new_lane": staticmethod(new_lane)})
