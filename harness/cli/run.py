@@ -439,6 +439,8 @@ def check_run_args(args) -> None:
         if value is not None and not 0 < value < float("inf"):
             raise ValueError(f"{flag} must be a number above 0, not {value:g}")
     checks.positive_seconds("--judge-window", args.judge_window)
+    if getattr(args, "judge_batch", False) and getattr(args, "ray", None):
+        raise ValueError("--judge-batch gathers the run's judge calls in one process: leave out --ray")
     checks.reply_cap_mb(args.max_reply_mb)
     checks.http_url("--judge-url", args.judge_url)
     real = args.judge_url is not None or args.judge_model is not None
