@@ -141,8 +141,7 @@ def test_kill_9_while_a_batch_is_in_flight_resumes_on_the_same_batch(tmp_path):
             assert service.wait_created(1, 300)
             first = next(iter(service.batches))
             # polled once: the run wrote the batch id to its store before it began to wait (state, not time)
-            with service._cond:
-                assert service._cond.wait_for(lambda: service.retrieved.get(first, 0) >= 1, 300)
+            assert service.wait_retrieved(first, 1, 300)
             os.killpg(p.pid, signal.SIGKILL)
         finally:
             if p.poll() is None:

@@ -193,7 +193,8 @@ class BatchService:
     A batch is answered when it is first looked at (``GET /v1/batches/{id}``), unless ``hold`` (a
     ``threading.Event``) is given and not set: it then stays ``in_progress``. ``end`` makes every batch end
     with that status instead (``failed``, ``expired``, ``cancelled``); ``error_ids(custom_id)`` true gives
-    that request an error line. :meth:`wait_created` lets a test wait until n batches exist (state, not time).
+    that request an error line. :meth:`wait_created` and :meth:`wait_retrieved` let a test wait until n
+batches exist, or a batch was polled n times (state, not time).
     """
 
     def __init__(self, answer, *, hold: threading.Event | None = None, end: str | None = None, error_ids=None):
@@ -211,8 +212,14 @@ class BatchService:
         return f"{kind}-{secrets.token_hex(6)}{next(self._ids)}"
 
     def wait_created(self, n: int, timeout_s: float = 600) -> bool:
+        """Wait until ``n`` batches have been created (False: not within ``timeout_s``)."""
         with self._cond:
             return self._cond.wait_for(lambda: self.created >= n, timeout_s)
+
+    def wait_retrieved(self, bid: str, n: int, timeout_s: float = 600) -> bool:
+        """Wait until batch ``bid`` has been looked at ``n`` times (False: not within ``timeout_s``)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.retrieved.get(bid, 0) >= n, timeout_s)
 
     # the four calls, each (status, JSON object or bytes)
 
@@ -259,6 +266,7 @@ class BatchService:
             if b is None:
                 return _err(404, f"no batch {bid!r}")
             self.retrieved[bid] = self.retrieved.get(bid, 0) + 1
+            self._cond.notify_all()
             if b["status"] == "in_progress" and (self.hold is None or self.hold.is_set()):
                 self._run(b)
             return 200, dict(b)
