@@ -320,6 +320,10 @@ def cmd_run(args) -> int:
                       judge_rpm=args.judge_rpm, judge_tpm=args.judge_tpm, judge_window_s=args.judge_window,
                       judge_batch=batch_config(args))
     if args.estimate:   # before any judge call: what the run would cost, then stop
+        if opts.judge_batch is not None and prices is not None:   # what the run would cost at the batch price
+            from harness.judge.accounting import batch_prices  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+
+            prices = batch_prices(prices, opts.judge_batch.price_factor)
         return show_estimate(opts, args, prices)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
     if opts.metric_args:

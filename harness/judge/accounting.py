@@ -104,7 +104,9 @@ def parse_prices(data, where: str = "prices") -> dict[str, Price]:
     """Validate a price table.
 
     >>> parse_prices({"m": {"input": 1, "output": 2}})
-    {'m': Price(input=1.0, output=2.0)}
+    {'m': Price(input=1.0, output=2.0, batch_input=None, batch_output=None)}
+    >>> parse_prices({"m": {"input": 1, "output": 2, "batch_input": 0.5, "batch_output": 1}})["m"].batch_output
+    1.0
     >>> try:
     ...     parse_prices({"m": {"input": -1, "output": 2}})
     ... except PriceError as e:
