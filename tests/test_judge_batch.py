@@ -277,3 +277,25 @@ def test_bad_batch_options_exit_2_with_one_line(tmp_path, extra, message):
                         "--judge-batch", *extra, "--out", str(tmp_path), "--no-progress"], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.strip() == message, p.stderr
+
+
+def test_a_batch_the_judge_no_longer_knows_is_sent_again(tmp_path):
+    """The embedded reference judge's batches end with its process: a resumed run whose pending batch the judge
+    answers 404 for marks it lost and sends its calls again, in a new batch, and scores as before."""
+    first = _eval(None, tmp_path, "r", judge_batch=FAST)
+    store = first.store_path
+    with sqlite3.connect(store) as db:   # as if the run had been killed while its first batch was pending
+        bid = db.execute("SELECT batch_id FROM judge_batches ORDER BY created LIMIT 1").fetchone()[0]
+        db.execute("UPDATE judge_batches SET state = 'waiting' WHERE batch_id = ?", (bid,))
+        db.execute("UPDATE judge_batch_requests SET state = 'waiting' WHERE batch_id = ?", (bid,))
+        cells = [r for r in db.execute("SELECT case_id, metric FROM judge_batch_requests WHERE batch_id = ?", (bid,))]
+        db.executemany("UPDATE cells SET status = 'error', score = NULL WHERE case_id = ? AND metric = ?", cells)
+    again = _eval(None, tmp_path, "r", judge_batch=FAST)
+    assert _scores(again).equals(_scores(first))
+    with sqlite3.connect(store) as db:
+        states = {b: (state, status) for b, state, status in db.execute("SELECT batch_id, state, status FROM judge_batches")}
+        resent = db.execute("SELECT COUNT(*) FROM judge_batch_requests r JOIN judge_batches b USING (batch_id) "
+                            "WHERE b.created > (SELECT created FROM judge_batches WHERE batch_id = ?)",
+                            (bid,)).fetchone()[0]
+    assert states.pop(bid) == ("ended", "lost") and set(states.values()) == {("ended", "completed")}
+    assert resent >= len(cells)
