@@ -299,3 +299,35 @@ def test_a_batch_the_judge_no_longer_knows_is_sent_again(tmp_path):
                             (bid,)).fetchone()[0]
     assert states.pop(bid) == ("ended", "lost") and set(states.values()) == {("ended", "completed")}
     assert resent >= len(cells)
+
+
+def test_a_call_record_names_its_batch_and_the_reply_comes_back_unchanged():
+    """Through the gateway: the vendor's call gets the judge's reply as the judge would have given it alone,
+    and the call record names the batch; an error line of the batch is the call's error, its status 502."""
+    import asyncio
+
+    from harness.judge.batch import BatchUpstream
+    from harness.judge.gateway import Gateway
+    from harness.judge.upstream import Cell, HttpUpstream
+
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "Is the sky green?"}], "temperature": 0}
+
+    async def ask(url, cell):
+        inner = HttpUpstream(url, MODEL, None)
+        up = BatchUpstream(inner, BatchConfig(**FAST))
+        gw = Gateway(up, batch=up).attach()
+        gw.budgets.open(cell, 60)
+        try:
+            got = await gw.handle(cell, body)
+            return got, gw.take(cell.run, cell.case, cell.metric)[1]
+        finally:
+            await gw.aclose()
+
+    with serve(mode="openai") as judge:
+        (status, reply), calls = asyncio.run(ask(judge.url, Cell("r", "c", "m")))
+        assert status == 200 and reply == judge.judge.complete(body)
+        assert [c.batch for c in calls] == list(judge.judge.batches.batches) and calls[0].ok
+        judge.judge.batches.error_ids = lambda cid: True
+        (status, reply), calls = asyncio.run(ask(judge.url, Cell("r", "c2", "m")))
+    assert status == 502 and "the judge's batch gave an error" in reply["error"]["message"]
+    assert not calls[0].ok and calls[0].batch.startswith("batch-") and calls[0].error.startswith("batch batch-")

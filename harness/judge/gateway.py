@@ -496,7 +496,7 @@ class Gateway:
             ok=error is None, cached=cached, attempts=max(attempts, 1 if not cached else 0),
             prompt_tokens=pt, completion_tokens=ct, key=key, step=step, error=error,
             usage=has_usage, reply_fit=reply_fit(body, resp) if error is None else None, refused=refused,
-            batch=batch[-1] if not cached and resp is not None and self.batched and batch else "",
+            batch=batch[-1] if batch else "",
             **self.observe(cell, route, body, resp)))
         if error is not None:   # the judge's own error reply, as it came, when it gave one
             return (status, answered) if answered is not None else _error(status, error)
