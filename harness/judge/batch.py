@@ -46,7 +46,6 @@ import email.parser
 import email.policy
 import itertools
 import json
-import os
 import secrets
 import sqlite3
 import threading
@@ -692,14 +691,3 @@ def _settle(fut: asyncio.Future, outcome, bid: str) -> None:
 def _said(obj) -> str:
     text = obj.decode("utf-8", "replace") if isinstance(obj, (bytes, bytearray)) else json.dumps(obj, default=str)
     return redact.cut(" ".join(text.split()), 200)
-
-
-def wrap(upstream, config: BatchConfig | None, store_path: str | None):
-    """``upstream`` in batch mode when ``config`` is given (else as it is)."""
-    return upstream if config is None else BatchUpstream(upstream, config, store_path)
-
-
-def store_path_of(run_dir: str | None) -> str | None:
-    return os.path.join(run_dir, "store.sqlite") if run_dir else None
-
-
