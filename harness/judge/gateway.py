@@ -17,7 +17,10 @@ function answers every request, :meth:`Gateway.handle`, reached two ways:
 
 Routes: chat completions, the Responses API (``/v1/responses``: forwarded as the vendor sent it, the
 judge's answer handed back as it came, a chat-only server's 404 or 400 included, so the vendor's own
-probing and fallbacks decide; :mod:`harness.judge.responses_api`), embeddings and models.
+probing and fallbacks decide; :mod:`harness.judge.responses_api`), embeddings and models. In batch mode
+(``--judge-batch``) the upstream is a :class:`harness.judge.batch.BatchUpstream`: a call the cache cannot answer
+waits for the provider's batch that answers it; the reference judge's server also serves the files and
+batches routes.
 
 The standalone reference judge (``harness judge serve``) is the same server with the reference
 upstream; it also accepts ``POST /v1/chat/completions`` and ``POST /v1/responses`` attributed by the
