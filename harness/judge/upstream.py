@@ -319,8 +319,8 @@ class HttpEndpoint:
             data = await r.aread()
         except httpx.HTTPError as e:
             raise UpstreamError(self.redact(f"{self.what} batch API unreachable: {type(e).__name__}: {e}", 240)) from None
-        if r.status_code == 200 and route.endswith("/content"):
-            return 200, data
+        if r.status_code == 200 and route.endswith("/content"):   # the replies, the key taken out as from any reply
+            return 200, redact.scrub_judge(data.decode("utf-8", "replace")).encode() if self.key_confined else data
         try:
             reply = json.loads(data)
         except (ValueError, RecursionError):
