@@ -326,6 +326,9 @@ def cmd_run(args) -> int:
             prices = batch_prices(prices, opts.judge_batch.price_factor)
         return show_estimate(opts, args, prices)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
+    if opts.judge_batch is not None:
+        print(f"judge batch mode: every round's calls go through the judge's batch API, polled every "
+              f"{opts.judge_batch.poll_s:g}s, priced at the batch price (docs/batch.md)", flush=True)
     if opts.metric_args:
         shown = "".join(f"   {words}" for names, words in said if set(names) & set(opts.metric_args))
         print(f"embeddings: {embeddings.describe()}{shown}", flush=True)
