@@ -84,7 +84,7 @@ def test_the_reference_judge_serves_batches_in_process_and_over_http(tmp_path):
     from harness.judge.upstream import ReferenceUpstream
 
     plain = _eval(None, tmp_path, "plain")
-    inproc = _eval(None, tmp_path, "inproc", judge_batch=FAST)
+    inproc = _eval(None, tmp_path, "inproc", judge_batch=True)   # the defaults: a round goes when it is complete
     assert _scores(plain).equals(_scores(inproc))
     batches, reqs = _book(inproc.store_path)
     assert batches and reqs == {"answered": int(inproc.cells["calls"].sum())}
