@@ -55,8 +55,8 @@ from urllib.parse import unquote
 
 from harness.core import redact
 from harness.judge.cache import request_key
+from harness.judge.cell import Cell, UpstreamError
 from harness.judge.responses_api import is_responses
-from harness.judge.upstream import Cell, UpstreamError
 
 CHAT_URL = "/v1/chat/completions"
 RESPONSES_URL = "/v1/responses"

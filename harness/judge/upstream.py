@@ -20,11 +20,11 @@ import os
 import random
 import time
 from dataclasses import dataclass, field
-from urllib.parse import quote
 
 from harness.cases.load import case_digest
 from harness.core import redact
 from harness.judge.cache import judge_identity
+from harness.judge.cell import REPEAT_SEP, Cell, UpstreamError, repeat_label, repeat_of  # noqa: F401 - the gateway's names
 from harness.judge.pace import PACE, PaceTimeout, estimate_tokens
 from harness.judge.reference import REFERENCE_VERSION, ReferenceJudge
 from harness.judge.replycap import ACCEPT_ENCODING, HELD, RepliesHeld, ReplyTooLarge, UndecodableReply, read_capped
@@ -32,63 +32,6 @@ from harness.judge.responses_api import ROUTE as RESPONSES
 from harness.judge.responses_api import chat_view, error_body, is_responses, response_of
 from harness.metric import registry
 from harness.metric.protocol import UnrecognisedRequest
-
-REPEAT_SEP = "@r"
-"""A repeat's run label is ``<run>@r<k>`` (``@`` cannot occur in a run id)."""
-
-
-def repeat_label(run_id: str, repeat: int) -> str:
-    """The gateway's run label of one repeat of ``harness run --repeats`` (the run id for repeat 0), so a
-    repeat's ledger, time budget and judge-cache keys never mix with another repeat's.
-
-    >>> repeat_label("run-1", 0), repeat_label("run-1", 2)
-    ('run-1', 'run-1@r2')
-    """
-    return run_id if repeat == 0 else f"{run_id}{REPEAT_SEP}{repeat}"
-
-
-def repeat_of(run_label: str) -> int:
-    """The repeat a gateway run label names.
-
-    >>> repeat_of("run-1"), repeat_of("run-1@r2")
-    (0, 2)
-    """
-    _, sep, tail = run_label.rpartition(REPEAT_SEP)
-    return int(tail) if sep and tail.isdigit() else 0
-
-
-@dataclass(frozen=True)
-class Cell:
-    """The cell a request belongs to (from the gateway URL)."""
-
-    run: str
-    case: str
-    metric: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.run}/{self.case}/{self.metric}"
-
-    @property
-    def repeat(self) -> int:
-        """The repeat of ``harness run --repeats`` this cell is (0: the run's own), from its run label."""
-        return repeat_of(self.run)
-
-    def header(self) -> str:
-        """``X-Harness-Cell`` value: the three parts, URL-quoted, joined by ``/``."""
-        return "/".join(quote(p, safe="") for p in (self.run, self.case, self.metric))
-
-
-class UpstreamError(Exception):
-    """A failed upstream attempt."""
-
-    def __init__(self, message: str, *, status: int = 502, retryable: bool = True,
-                 retry_after: float | None = None, body: dict | None = None):
-        super().__init__(message)
-        self.status, self.retryable, self.retry_after = status, retryable, retry_after
-        self.body = body
-        """The judge's own JSON error reply (a 4xx), scrubbed of the key: the gateway hands it on as it came."""
-
 
 DEFAULT_MAX_REPLY_BYTES = 8 * 2**20
 """The largest reply body an HTTP judge or embedding endpoint may send (``--max-reply-mb``): far above
