@@ -146,6 +146,7 @@ def test_exported_runs_in_mlflows_evaluation_view(exported, server, browser):  #
         for name in ("a", "b"):
             page.get_by_text(name, exact=True).first.wait_for(timeout=300_000)
         # opening run A shows its traces: one row per case, one assessment column per metric with its mean
+        page.get_by_role("button", name="Close", exact=True).first.click()   # the assistant's side panel
         page.get_by_text("a", exact=True).first.click()
         n = len(a.case_ids)
         page.wait_for_function("n => document.body.innerText.includes(`${n} of ${n}`) && "
@@ -168,11 +169,17 @@ def test_exported_runs_in_mlflows_evaluation_view(exported, server, browser):  #
         shot(page, "mlflow_eval_run.png")
         # a trace opened from the run: its assessments carry the claim verdicts in their rationale
         page.get_by_text("How do I bake these chocolate chip cookies", exact=False).first.click()
-        page.wait_for_function("document.body.innerText.includes('supported')", timeout=300_000)
+        page.get_by_role("button", name=re.compile("Assess")).first.click()
+        page.wait_for_function("document.body.innerText.includes('Feedback (2)')", timeout=300_000)
+        pill = page.get_by_text("0.75", exact=True).last   # inhouse.span's value in the assessments pane
+        box = pill.bounding_box()
+        page.mouse.click(box["x"] - 30, box["y"] + box["height"] / 2)   # its unlabelled expand chevron
+        page.wait_for_function("document.body.innerText.includes('Rationale')", timeout=300_000)
         trace_text = page.inner_text("body")
-        assert "inhouse.span" in trace_text and "0.75" in trace_text
+        assert "scored 0.75\n" in trace_text and ": nan" not in trace_text
+        assert "supported (supported): The cookies bake at 350 F." in trace_text
+        assert "unsupported (not_found): The recipe makes two dozen cookies." in trace_text
         shot(page, "mlflow_trace.png")
-        page.keyboard.press("Escape")
         # the two runs compare: select both, Actions > Compare
         page.goto(f"{server}/#/experiments/{exp}/evaluation-runs", timeout=300_000)
         boxes = page.get_by_role("checkbox")
