@@ -74,9 +74,15 @@ def rationale(row) -> str:
     ...     {"unit": "Bake at 350 F.", "verdict": "supported", "raw": "yes", "reason": "stated"},
     ...     {"unit": "It is vegan.", "verdict": "unsupported", "raw": "no", "reason": None}]})
     'scored 0.50\n- supported (yes): Bake at 350 F. (stated)\n- unsupported (no): It is vegan.'
+
+    A missing reason read back from the store is NaN, not None; it is left out the same way:
+
+    >>> rationale({"status": "scored", "label": "0.75", "reason": float("nan"), "claims": []})
+    'scored 0.75'
     """
-    head = f"{row['status']} {row['label']}" + (f": {row['reason']}" if row.get("reason") else "")
-    lines = [f"- {c['verdict']} ({c['raw']}): {c['unit']}" + (f" ({c['reason']})" if c.get("reason") else "")
+    said = lambda v: isinstance(v, str) and v != ""   # NaN (a missing reason in a frame) is truthy
+    head = f"{row['status']} {row['label']}" + (f": {row['reason']}" if said(row.get("reason")) else "")
+    lines = [f"- {c['verdict']} ({c['raw']}): {c['unit']}" + (f" ({c['reason']})" if said(c.get("reason")) else "")
              for c in row.get("claims") or []]
     return "\n".join([head, *lines])
 
