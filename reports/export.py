@@ -191,7 +191,19 @@ def _log_traces(client, uri: str, exp_id: str, rid: str, data, replace: bool) ->
     import mlflow  # noqa: PLC0415 - lazy: optional extra
     from mlflow.entities import AssessmentSource, SpanType  # noqa: PLC0415 - lazy: optional extra
 
-    os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = "false"   # each trace stored before its assessments
+    # each trace stored before its assessments; the user's own setting is put back afterwards
+    saved = os.environ.get("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING")
+    os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = "false"
+    try:
+        _log_traces_sync(mlflow, AssessmentSource, SpanType, client, uri, exp_id, rid, data, replace)
+    finally:
+        if saved is None:
+            os.environ.pop("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", None)
+        else:
+            os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = saved
+
+
+def _log_traces_sync(mlflow, AssessmentSource, SpanType, client, uri, exp_id, rid, data, replace) -> None:
     mlflow.set_tracking_uri(uri)
     mlflow.set_experiment(experiment_id=exp_id)
     if replace:

@@ -3,6 +3,7 @@ movers; HTML and Markdown) and ``harness export`` (jsonl, parquet, and MLflow re
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 
 import harness
@@ -179,8 +180,10 @@ def test_export_mlflow_honours_the_users_tracking_uri(runs, tmp_path, monkeypatc
     out, a, _ = runs
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     monkeypatch.setenv("MLFLOW_TRACKING_URI", (tmp_path / "theirs").as_uri())
+    monkeypatch.delenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", raising=False)
     assert main(["export", "a", "--out", out, "--format", "mlflow", "--tracking-dir", str(tmp_path / "ours")]) == 0
     assert (tmp_path / "theirs").is_dir() and not (tmp_path / "ours").exists()
+    assert "MLFLOW_ENABLE_ASYNC_TRACE_LOGGING" not in os.environ   # set for the traces only, then put back
 
 
 def test_compare_two_judges(runs, tmp_path):
