@@ -121,8 +121,44 @@ def call_rate(store: str) -> dict:
         db.close()
     span = (last - first) if n and last and first else 0.0
     return {"judge_calls": int(n or 0), "live_calls": int(live or 0), "span_s": round(span, 1),
-            "rps": round((n - 1) / span, 1) if span else None, "statuses": statuses,
+            "rps": round((n - 1) / span, 1) if span else None, "steady_rps": steady_rate(store), "statuses": statuses,
             "startup": json.loads(startup[0]) if startup else None}
+
+
+def steady_rate(store: str) -> float | None:
+    """Judge requests per second between the 10th and the 90th percentile of the calls' send times: the run's
+    pace once the vendor stacks are imported and before its last cells trail off."""
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        times = [r[0] for r in db.execute("SELECT started FROM calls WHERE step != 'embeddings' ORDER BY started")]
+    finally:
+        db.close()
+    if len(times) < 20:
+        return None
+    lo, hi = len(times) // 10, len(times) * 9 // 10
+    return round((hi - lo) / (times[hi] - times[lo]), 1) if times[hi] > times[lo] else None
+
+
+def latencies(store: str) -> dict:
+    """Per metric, latency per answer as the report gives it now (median and p90 of the time in the judge of
+    its own calls; compute time for a metric that calls no judge) and as it gave it before (the gateway's
+    time, the run's queue included: :func:`reports.model.cost.steady`)."""
+    from harness.metric import registry  # noqa: PLC0415
+    from harness.store.runstore import RunStore  # noqa: PLC0415
+    from reports.model.cost import latency, steady  # noqa: PLC0415
+
+    st = RunStore.open(store)
+    try:
+        df = st.cells()
+    finally:
+        st.close()
+    out = {}
+    for m in dict.fromkeys(df["metric"]):
+        d = df[(df["metric"] == m) & (df["status"] != "not_applicable")]
+        med, p90, basis, _ = latency(d, getattr(registry.get(m), "uses_judge", True))
+        out[m] = {"now_ms": round(med, 1), "p90_ms": round(p90 or 0, 1), "basis": basis,
+                  "before_ms": round(steady(d["latency_ms"])[0], 1), "cache_hits": int(d["cache_hits"].sum())}
+    return out
 
 
 def start_ray(tmp: str) -> tuple[str, set[int]]:
@@ -175,6 +211,8 @@ def main() -> None:
         samples = []
         while proc.poll() is None:
             time.sleep(args.every)
+            if proc.poll() is not None:
+                break
             cells, errors = stored(store)
             s = {"t": round(time.time() - t0, 1), "cells": cells, "errors": errors,
                  "rss_mb": round(rss_mb(tree(proc.pid)), 1), "load1": os.getloadavg()[0]}
@@ -203,10 +241,11 @@ def main() -> None:
             rr = [s["ray_rss_mb"] for s in flowing]
             result["ray_rss_mb_first_max_last"] = [rr[0], max(rr), rr[-1]] if rr else None
         print(json.dumps(result))
+        print(json.dumps({"latency_per_answer": latencies(store)}))
         r = result
         mem = r["rss_mb_first_max_last"] or ["?"] * 3
         print(f"| {r['answers']:,} | {r['metrics']} | {'Ray' if args.ray else 'workers'} | {r['judge_calls']:,} | "
-              f"{r['wall_s']:,.0f} s | {r['rps']} / {args.rps:g} | {r['lost_cells']} | "
+              f"{r['wall_s']:,.0f} s | {r['rps']} ({r['steady_rps']} steady) / {args.rps:g} | {r['lost_cells']} | "
               f"{mem[0]:,.0f} / {mem[1]:,.0f} / {mem[2]:,.0f} MB | {r['judge']['refused']} | "
               f"{r['load1_min_max'][0]}-{r['load1_min_max'][1]} |")
     finally:
