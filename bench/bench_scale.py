@@ -145,6 +145,7 @@ def latencies(store: str) -> dict:
     time, the run's queue included: :func:`reports.model.cost.steady`)."""
     from harness.metric import registry  # noqa: PLC0415
     from harness.store.runstore import RunStore  # noqa: PLC0415
+
     from reports.model.cost import latency, steady  # noqa: PLC0415
 
     st = RunStore.open(store)
