@@ -14,8 +14,11 @@ While the run goes, every ``--every`` seconds it samples: cells stored, the RSS 
 ``harness`` process and its workers; with ``--ray`` the Ray cluster's processes apart) and the load average.
 At the end it prints one JSON line and a table row for bench/README.md: answers, metrics, judge calls, wall,
 the judge requests per second achieved (calls answered / the span between the first and the last call sent,
-from the run store's call timestamps) against the bound, lost cells (missing from the store or ERROR: must
-be 0), RSS first / max / last, the 429s the judge sent, and the load seen. Nothing is asserted: speed is
+from the run store's call timestamps; ``steady``: between the 10th and the 90th percentile of them) against
+the bound, lost cells (missing from the store or ERROR: must be 0), RSS first / max / last (from the first
+sample with a cell stored), the 429s the judge sent, the load seen, the CPU seconds of the harness (its
+workers included), of the Ray cluster's processes and of the judge, and each metric's latency per answer
+as the report gives it now (time in the judge) and gave it before (the gateway's time, queue included). Nothing is asserted: speed is
 measured here, never in tests.
 """
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -64,6 +68,18 @@ def rss_mb(pids) -> float:
         except psutil.Error:
             pass
     return total / 2**20
+
+
+def cpu_of(pids, seen: dict) -> None:
+    """Keep each process's CPU seconds so far in ``seen`` (pid -> seconds; a process that ended keeps its last)."""
+    import psutil  # noqa: PLC0415
+
+    for pid in pids:
+        try:
+            t = psutil.Process(pid).cpu_times()
+            seen[pid] = t.user + t.system
+        except psutil.Error:
+            pass
 
 
 def tree(pid: int) -> list[int]:
@@ -206,6 +222,8 @@ def main() -> None:
         elif args.workers:
             cmd += ["--workers", str(args.workers)]
         store = os.path.join(tmp, run_id, "store.sqlite")
+        before_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ray_cpu: dict = {}
         t0 = time.time()
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"})
@@ -218,13 +236,18 @@ def main() -> None:
             s = {"t": round(time.time() - t0, 1), "cells": cells, "errors": errors,
                  "rss_mb": round(rss_mb(tree(proc.pid)), 1), "load1": os.getloadavg()[0]}
             if args.ray:
-                s["ray_rss_mb"] = round(rss_mb(ray_pids(before | {os.getpid(), *tree(proc.pid)})), 1)
+                pids = ray_pids(before | {os.getpid(), *tree(proc.pid)})
+                s["ray_rss_mb"] = round(rss_mb(pids), 1)
+                cpu_of(pids, ray_cpu)
             samples.append(s)
             print(json.dumps(s), flush=True)
         out, err = proc.communicate()
         wall = time.time() - t0
         if proc.returncode not in (0, 1):
             raise SystemExit(f"harness run failed ({proc.returncode}): {err[-3000:]}")
+        after_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+        judge_cpu: dict = {}
+        cpu_of([jproc.pid], judge_cpu)
         budget = get(url.removesuffix("/v1") + "/v1/budget")
         rate = call_rate(store)
         expected = args.answers * len(metrics)
@@ -237,7 +260,11 @@ def main() -> None:
                   "error_cells": errors, **rate, "bound_rps": args.rps,
                   "judge": budget, "rss_mb_first_max_last": [rss[0], max(rss), rss[-1]] if rss else None,
                   "load1_min_max": [round(min(s["load1"] for s in samples), 2),
-                                    round(max(s["load1"] for s in samples), 2)] if samples else None}
+                                    round(max(s["load1"] for s in samples), 2)] if samples else None,
+                  "cpu_s": {"harness": round(after_cpu.ru_utime + after_cpu.ru_stime - before_cpu.ru_utime
+                                             - before_cpu.ru_stime, 1),
+                            "ray_cluster": round(sum(ray_cpu.values()), 1) if args.ray else None,
+                            "judge": round(sum(judge_cpu.values()), 1)}}
         if args.ray:
             rr = [s["ray_rss_mb"] for s in flowing]
             result["ray_rss_mb_first_max_last"] = [rr[0], max(rr), rr[-1]] if rr else None
