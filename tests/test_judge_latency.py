@@ -9,7 +9,9 @@ figures of one run that a slow machine cannot reverse.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sqlite3
+import uuid
 
 from harness.cases.load import CaseSet
 from harness.judge.gateway import Gateway
@@ -77,25 +79,32 @@ def _cost(out_dir: str, run_id: str, cases, metrics, judge_url: str, **kw):
 
 @pytest.fixture(scope="module")
 def three(canonical):
-    picked = tuple(c for c in canonical if c.answer.strip() and c.annotation is not None)[:3]
+    """Three annotated cases, each passage ending in a sentence of its own: the embedded model has never seen
+    it in this process (its offsets and annotation are unchanged), so each embeddings call computes."""
+    mark = uuid.uuid4().hex
+    picked = tuple(dataclasses.replace(c, contexts=tuple(dataclasses.replace(x, text=f"{x.text} Marker {mark} {i}.")
+                                                           for i, x in enumerate(c.contexts)))
+                   for c in canonical if c.answer.strip() and c.annotation is not None)[:3]
     return CaseSet(canonical.path, picked, canonical.sha256)
 
 
 def test_a_run_keeps_time_in_the_judge_per_call_and_the_report_reads_it(tmp_path, three):
     with delayed.serve(delay_s=0.04) as judge:
         delay_ms = judge.delay_s() * 1000
-        outcome, cost = _cost(str(tmp_path), "lat", three, ["inhouse.span", "baseline.similarity"], judge.url,
-                              cache_mode="live")
+        outcome, cost = _cost(str(tmp_path), "lat", three, ["inhouse.span", "baseline.similarity",
+                                                             "cascade.similarity_span"], judge.url, cache_mode="live")
     store = RunStore.open(outcome.run_dir)
     try:
         calls = store.rows("SELECT metric, judge_ms, latency_ms, cached, step FROM calls")
         cells = {(r[0], r[1]): r[2:] for r in store.rows("SELECT case_id, metric, judge_ms, latency_ms, calls FROM cells")}
         per_cell = store.rows("SELECT case_id, metric, SUM(judge_ms) FROM calls GROUP BY case_id, metric")
+        embeds = store.rows("SELECT case_id, metric, SUM(judge_ms) FROM calls WHERE step = 'embeddings' "
+                            "GROUP BY case_id, metric")
     finally:
         store.close()
     chat = [c for c in calls if c[0] == "inhouse.span"]
     assert chat and all(c[1] >= delay_ms for c in chat)           # every live call: at least the server's delay
-    assert all(c[1] <= c[2] for c in calls)                       # never more than the gateway's own time
+    assert all(c[1] <= c[2] for c in chat)                        # never more than the gateway's own time
     for case_id, metric, total in per_cell:                        # the cell's figure is its calls' sum
         assert cells[(case_id, metric)][0] == pytest.approx(total)
     span, sim = cost["inhouse.span"], cost["baseline.similarity"]
@@ -105,6 +114,13 @@ def test_a_run_keeps_time_in_the_judge_per_call_and_the_report_reads_it(tmp_path
     # the similarity baseline calls no judge: its figure is its own compute (the embedded model's), kept apart
     assert sim.latency_basis == "compute" and sim.latency_ms > 0
     assert all(c[4] == "embeddings" and c[1] > 0 for c in calls if c[0] == "baseline.similarity")
+    # the cascade embeds the same texts after the baseline did (the model hands its kept vectors back at once):
+    # it is charged what computing them cost, so its figure is its own, not a sibling's leftover
+    embedded = {(r[0], r[1]): r[2] for r in embeds}
+    pairs = [c for c, m in embedded if m == "cascade.similarity_span" and (c, "baseline.similarity") in embedded]
+    assert len(pairs) == 3
+    for case_id in pairs:
+        assert embedded[(case_id, "cascade.similarity_span")] == pytest.approx(embedded[(case_id, "baseline.similarity")])
 
 
 def test_cache_hits_are_not_timed_and_are_counted_apart(tmp_path, three):
