@@ -194,6 +194,18 @@ def stop_ray(ray: str) -> None:
     subprocess.run([ray, "stop"], capture_output=True, text=True, cwd=ROOT)
 
 
+def latency_check() -> dict:
+    """Latency per answer, the similarity baseline alone and in a run of all ten metrics (the canonical set, the
+    reference judge, ``--cache live``, one worker): the report's figure now and the gateway's before."""
+    out, res = tempfile.mkdtemp(prefix="bench-latency-"), {}
+    for rid, metrics in (("alone", "baseline.similarity"), ("full", ",".join(METRICS))):
+        subprocess.run([*HARNESS, "run", "--cases", os.path.join(ROOT, "datasets", "canonical.jsonl"), "--metrics",
+                        metrics, "--out", out, "--run-id", rid, "--no-progress", "--no-report", "--cache", "live",
+                        "--workers", "1"], cwd=ROOT, capture_output=True, text=True, check=True)
+        res[rid] = latencies(os.path.join(out, rid, "store.sqlite"))
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--answers", type=int, default=2000)
@@ -204,7 +216,12 @@ def main() -> None:
     ap.add_argument("--ray", action="store_true", help="run on a local Ray cluster (--ray auto)")
     ap.add_argument("--every", type=float, default=5.0, help="seconds between samples")
     ap.add_argument("--metrics", default=",".join(METRICS))
+    ap.add_argument("--latency-check", action="store_true",
+                    help="only the latency per answer of the similarity baseline alone and in a full run")
     args = ap.parse_args()
+    if args.latency_check:
+        print(json.dumps(latency_check()))
+        return
     metrics = args.metrics.split(",")
     tmp = tempfile.mkdtemp(prefix="bench-scale-")
     jproc, url = judge(args.rps, args.window)
