@@ -349,3 +349,7 @@ class Ledger:
     """Live replies that carried no (readable) ``usage``: their tokens are unknown, not counted."""
     format_misfits: int = 0
     """Replies that did not fit the requested ``response_format`` (an observation: handed on as they came)."""
+    judge_ms: float = 0.0
+    """Summed time in the judge of the cell's requests: from each attempt leaving the gateway to its reply,
+    the waits in the pace and between retries left out; cache hits count 0 (the embedded embedding model's
+    compute time for its calls). Unlike ``latency_ms`` it does not grow with the run's queue."""

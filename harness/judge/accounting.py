@@ -60,7 +60,8 @@ def add_call(ledger, rec):
         cached_completion_tokens=ledger.cached_completion_tokens + (rec.completion_tokens if rec.cached and judge else 0),
         usage_missing=ledger.usage_missing + int(billed and not rec.usage),
         format_misfits=ledger.format_misfits + int(rec.reply_fit not in (None, "fits", "not asked")),
-        latency_ms=ledger.latency_ms + rec.latency_ms, cache_hits=ledger.cache_hits + int(rec.cached),
+        latency_ms=ledger.latency_ms + rec.latency_ms, judge_ms=ledger.judge_ms + getattr(rec, "judge_ms", 0.0),
+        cache_hits=ledger.cache_hits + int(rec.cached),
         errors=ledger.errors + int(not rec.ok and not refused), retries=ledger.retries + max(0, rec.attempts - 1),
         last_error=rec.error if rec.error and not refused else ledger.last_error)
 

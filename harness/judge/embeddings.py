@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextvars
 import hashlib
 import json
 import struct
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 from harness.judge.minilm import MODEL_ID, MODEL_SHA256, ModelUnavailable, shared
 from harness.judge.reference import approx_tokens
-from harness.judge.upstream import ATTEMPT, CALL_NUMBERS, Cell, HttpEndpoint, RetryPolicy, UpstreamError
+from harness.judge.upstream import ATTEMPT, CALL_NUMBERS, Attempts, Cell, HttpEndpoint, RetryPolicy, UpstreamError
 
 EMBED_PARAMS = ("dimensions", "encoding_format")
 
@@ -122,6 +123,39 @@ def reply(vectors: list[list[float]], model: str, texts: list[str], encoding: st
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
+COMPUTE: contextvars.ContextVar[list | None] = contextvars.ContextVar("harness_embed_compute", default=None)
+"""Set by :func:`call` to a list per attempt: the embedded model appends its compute time (ms) to it, which is
+the call's time in the judge (the model runs in this process: its wait for a thread and for the model's lock
+is queueing, not the metric's own time)."""
+
+
+COSTS_KEPT = 100_000
+"""How many texts' compute times :func:`_embed_timed` remembers (then it starts again: memory stays flat)."""
+_COSTS: dict[int, float] = {}
+
+
+def _embed_timed(texts: list[str]) -> tuple[list[list[float]], float]:
+    """(vectors, CPU ms of computing them): the model's one-time load left out, and CPU time of this thread
+    rather than wall time, so other cells' work on the same cores does not count as this call's. The model
+    keeps the vectors it computed, so a text another metric of the run embedded first comes back at once; it
+    is charged what computing it cost then, so each metric shows its own compute whichever ran first."""
+    model = shared()
+    model.load()
+    vectors, total = [], 0.0
+    for text in texts:
+        t0 = time.thread_time()
+        vectors.extend(model.embed([text]))
+        spent = (time.thread_time() - t0) * 1000.0
+        key = hash(text)
+        known = _COSTS.get(key)
+        if known is None or spent > known:
+            if len(_COSTS) >= COSTS_KEPT:
+                _COSTS.clear()
+            _COSTS[key] = known = spent
+        total += known
+    return vectors, total
+
+
 class LocalEmbeddings:
     """The embedded MiniLM (offline); the vectors are computed off the gateway's event loop."""
 
@@ -138,9 +172,12 @@ class LocalEmbeddings:
 
         texts = inputs_of(body)
         try:
-            vectors = await asyncio.to_thread(shared().embed, texts)
+            vectors, cpu_ms = await asyncio.to_thread(_embed_timed, texts)
         except ModelUnavailable as e:
             raise UpstreamError(f"embedded embedding model unavailable: {e}", status=500, retryable=False) from None
+        timer = COMPUTE.get()
+        if timer is not None:
+            timer.append(cpu_ms)
         return reply(vectors, self.model, texts, body.get("encoding_format"))
 
     async def aclose(self):
@@ -166,29 +203,39 @@ def make_upstream(config: EmbedConfig | None, timeout_s: float = 120.0):
     return HttpEmbeddings(config.url, config.model, config.key_env, timeout_s)
 
 
-async def call(upstream, cell: Cell, body: dict, policy: RetryPolicy) -> tuple[dict | None, int, UpstreamError | None]:
-    """(reply, attempts, error): retries transport faults only, bounded by ``policy``; each attempt is numbered
-    for fault injection as a chat call's is (:data:`harness.judge.upstream.ATTEMPT`)."""
+async def call(upstream, cell: Cell, body: dict, policy: RetryPolicy) -> Attempts:
+    """The reply, attempts, error and time in the judge (:class:`~harness.judge.upstream.Attempts`): retries
+    transport faults only, bounded by ``policy``; each attempt is numbered for fault injection as a chat
+    call's is (:data:`harness.judge.upstream.ATTEMPT`). Time in the judge: an HTTP endpoint's attempts from
+    sent to answered; the embedded model's compute time."""
     n = len(inputs_of(body))
-    err = None
+    out = Attempts()
     call_no = next(CALL_NUMBERS)
     for attempt in range(1, policy.max_attempts + 1):
         ATTEMPT.set((call_no, attempt))
+        out.attempts = attempt
+        timer: list[float] = []
+        COMPUTE.set(timer)
+        sent = time.perf_counter()
         try:
             resp = await asyncio.wait_for(upstream.embed(cell, body), timeout=policy.timeout_s)
             problem = response_problem(resp, n)
             if problem is None:
-                return resp, attempt, None
-            return None, attempt, UpstreamError(f"embedding reply unusable: {problem}", status=502, retryable=False)
+                out.response, out.error = resp, None
+                return out
+            out.error = UpstreamError(f"embedding reply unusable: {problem}", status=502, retryable=False)
+            return out
         except asyncio.TimeoutError:
-            err = UpstreamError(f"embedding call timed out after {policy.timeout_s:g}s", status=504)
+            out.error = UpstreamError(f"embedding call timed out after {policy.timeout_s:g}s", status=504)
         except UpstreamError as e:
-            err = e
+            out.error = e
             if not e.retryable:
-                return None, attempt, err
+                return out
+        finally:
+            out.judge_ms += sum(timer) if timer else (time.perf_counter() - sent) * 1000.0
         if attempt < policy.max_attempts:
-            await asyncio.sleep(policy.delay(attempt, err.retry_after))
-    return None, policy.max_attempts, err
+            await asyncio.sleep(policy.delay(attempt, out.error.retry_after))
+    return out
 
 
 async def answer(gw, cell: Cell, body, record_type, error_reply) -> tuple[int, dict]:
@@ -207,7 +254,7 @@ async def answer(gw, cell: Cell, body, record_type, error_reply) -> tuple[int, d
     up = gw.embeddings
     body = {**body, "model": up.model}   # the configured embedding model, whatever the adapter named
     key = embedding_key(body, up.scope())
-    resp, cached, attempts, error, status = None, False, 0, None, 200
+    resp, cached, attempts, error, status, judge_ms = None, False, 0, None, 200, 0.0
     if gw.mode in ("record", "replay"):
         resp = gw.cache.get(key)
         cached = resp is not None
@@ -215,10 +262,7 @@ async def answer(gw, cell: Cell, body, record_type, error_reply) -> tuple[int, d
         error, status = f"replay miss: no cached embeddings for cell {cell.label} (request {key[:12]})", 400
     elif resp is None:
         got = await gw.budgets.call(cell, call(up, cell, body, gw.policy))   # within the cell's time budget
-        if isinstance(got, tuple):
-            resp, attempts, err = got
-        else:   # the budget ran out first: an Attempts saying so
-            resp, attempts, err = None, got.attempts, got.error
+        resp, attempts, err, judge_ms = got.response, got.attempts, got.error, got.judge_ms   # (or the budget's end)
         if err is not None:
             error, status = str(err), err.status
         elif gw.mode == "record":
@@ -226,7 +270,7 @@ async def answer(gw, cell: Cell, body, record_type, error_reply) -> tuple[int, d
     usage = (resp or {}).get("usage") or {}
     gw._record(cell, CallRecord(
         cell=cell, seq=0, started=started, latency_ms=(time.perf_counter() - t0) * 1000.0, ok=error is None,
-        cached=cached, attempts=max(attempts, 1 if not cached else 0),
+        cached=cached, attempts=max(attempts, 1 if not cached else 0), judge_ms=judge_ms,
         prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=0, key=key, step="embeddings",
         error=error, usage=resp is None or "prompt_tokens" in usage,
         reply_fit=None if resp is None else "not asked", **gw.observe(cell, "embeddings", body, resp)))

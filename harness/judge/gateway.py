@@ -93,6 +93,10 @@ class CallRecord:
     """The judge's fingerprint: the reply's model, and its system_fingerprint where the server gives one."""
     sampling: str = ""
     """The sampling settings the request asked for (:func:`harness.judge.template.sampling`)."""
+    judge_ms: float = 0.0
+    """Time in the judge (:attr:`harness.judge.upstream.Attempts.judge_ms`): the request's attempts from leaving
+    the gateway to the reply, with the pace's waits and the backoff left out; 0 for a cache hit (``cached``),
+    which the judge never saw. For the embedded embedding model, its compute time."""
     refused: bool = False
     """The judge refused a Responses API request (a chat-only server: 404, or 400 "not supported":
     :func:`harness.judge.responses_api.is_refusal`). The refusal went back to the vendor as it came, and the vendor's own fallback decides
@@ -470,7 +474,7 @@ class Gateway:
             repeat = f"r{cell.repeat}.{repeat}"
         key = request_key(body, scope, repeat)
         step = step_hint(body)
-        resp, cached, attempts, error, status, answered, batch = None, False, 0, None, 200, None, None
+        resp, cached, attempts, error, status, answered, batch, judge_ms = None, False, 0, None, 200, None, None, 0.0
         if self.mode in ("record", "replay"):
             resp = self.cache.get(key)
             cached = resp is not None
@@ -483,7 +487,7 @@ class Gateway:
             batch = mark() if self.batched else None
             res = await self.budgets.call(cell, call_with_retries(self.upstream, cell, body, self.policy,
                                                                   pace=self.pace, left_s=self.budgets.remaining(cell)))
-            attempts = res.attempts
+            attempts, judge_ms = res.attempts, res.judge_ms
             if res.response is not None:
                 resp = res.response
                 if self.mode == "record" and "x_harness_injected_fault" not in resp:  # never cache a fault
@@ -496,7 +500,7 @@ class Gateway:
         pt, ct, has_usage = usage_of(resp)
         self._record(cell, CallRecord(
             cell=cell, seq=0, started=started, latency_ms=(time.perf_counter() - t0) * 1000.0,
-            ok=error is None, cached=cached, attempts=max(attempts, 1 if not cached else 0),
+            ok=error is None, cached=cached, attempts=max(attempts, 1 if not cached else 0), judge_ms=judge_ms,
             prompt_tokens=pt, completion_tokens=ct, key=key, step=step, error=error,
             usage=has_usage, reply_fit=reply_fit(body, resp) if error is None else None, refused=refused,
             batch=batch[-1] if batch else "",

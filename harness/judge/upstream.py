@@ -308,6 +308,9 @@ class Attempts:
     response: dict | None = None
     attempts: int = 0
     error: UpstreamError | None = None
+    judge_ms: float = 0.0
+    """Time in the judge: from each attempt leaving the gateway to its reply (or failure), summed over the
+    attempts; the waits in the pace and the backoff between attempts are left out."""
 
 
 PACED_429_MAX = 100
@@ -341,6 +344,7 @@ async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolic
                                           f"within the cell's time budget (--cell-timeout): {e.args[0]:.1f}s to wait",
                                           status=504, retryable=False)
                 return out
+        sent = time.perf_counter()
         try:
             out.response = await asyncio.wait_for(upstream.complete(cell, body), timeout=policy.timeout_s)
             out.error = None
@@ -361,6 +365,7 @@ async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolic
                                       retryable=False)
             return out
         finally:
+            out.judge_ms += (time.perf_counter() - sent) * 1000.0
             if ticket is not None:   # failed or cancelled (the cell's budget): it still counts, as estimated
                 pace.finish(ticket)
         if pace is not None and out.error.status == 429 and throttles < PACED_429_MAX:

@@ -139,7 +139,8 @@ def _replayed(d: dict, run_id: str, case_id: str, metric: str, version: str, dig
     book = Gateway(_NoUpstream())
     for c in d["calls"]:
         fields = _known(CallRecord, {**c, "cell": cell})
-        rec = CallRecord(**{**fields, "cached": True, "attempts": 0, "latency_ms": 0.0, "ok": True, "error": None})
+        rec = CallRecord(**{**fields, "cached": True, "attempts": 0, "latency_ms": 0.0, "judge_ms": 0.0, "ok": True,
+                              "error": None})
         book._record(cell, rec)
     ledger, calls = book.take(run_id, case_id, metric)
     return CellDone(case_id, metric, version, digest, _result(d["result"]), ledger if calls else Ledger(), calls, 0.0)

@@ -7,8 +7,8 @@ Tables (``RunStore.open(path).cells()`` etc. return DataFrames):
 - ``cases``: every case of the run as a JSONL object of the case format, with its digest, so a
   report never needs the case file (which may have moved or changed since);
 - ``cells``: one row per (case, metric): status, score, reason, flags, detail, the ledger
-  (calls, tokens, latency, cache hits, errors, retries; tokens billed upstream and served from the
-  cache apart, live replies without usage, replies that did not fit the asked format), wall time,
+  (calls, tokens, latency, time in the judge, cache hits, errors, retries; tokens billed upstream and
+  served from the cache apart, live replies without usage, replies that did not fit the asked format), wall time,
   versions;
 - ``units``: per-unit verdicts of each cell;
 - ``cell_drift``: per cell, the drift sentinel: vendor versions, prompt-template and reply hashes, judge
@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS cells (
     wall_ms REAL NOT NULL, finished REAL NOT NULL, attempt INTEGER NOT NULL,
     billed_prompt_tokens INTEGER NOT NULL DEFAULT 0, billed_completion_tokens INTEGER NOT NULL DEFAULT 0,
     cached_prompt_tokens INTEGER NOT NULL DEFAULT 0, cached_completion_tokens INTEGER NOT NULL DEFAULT 0,
-    usage_missing INTEGER NOT NULL DEFAULT 0, format_misfits INTEGER NOT NULL DEFAULT 0,
+    usage_missing INTEGER NOT NULL DEFAULT 0, format_misfits INTEGER NOT NULL DEFAULT 0, judge_ms REAL,
     PRIMARY KEY (case_id, metric));
 CREATE TABLE IF NOT EXISTS cases (
     case_id TEXT PRIMARY KEY, position INTEGER NOT NULL, digest TEXT NOT NULL, json TEXT NOT NULL);
@@ -60,25 +60,27 @@ CREATE TABLE IF NOT EXISTS calls (
     case_id TEXT NOT NULL, metric TEXT NOT NULL, seq INTEGER NOT NULL, started REAL NOT NULL,
     latency_ms REAL NOT NULL, ok INTEGER NOT NULL, cached INTEGER NOT NULL, attempts INTEGER NOT NULL,
     prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, request_key TEXT NOT NULL,
-    step TEXT NOT NULL, error TEXT, usage INTEGER NOT NULL DEFAULT 1, reply_fit TEXT,
+    step TEXT NOT NULL, error TEXT, usage INTEGER NOT NULL DEFAULT 1, reply_fit TEXT, judge_ms REAL,
     PRIMARY KEY (case_id, metric, seq));
 """
 ADDED = {
     "cells": ("billed_prompt_tokens INTEGER NOT NULL DEFAULT 0", "billed_completion_tokens INTEGER NOT NULL DEFAULT 0",
               "cached_prompt_tokens INTEGER NOT NULL DEFAULT 0", "cached_completion_tokens INTEGER NOT NULL DEFAULT 0",
-              "usage_missing INTEGER NOT NULL DEFAULT 0", "format_misfits INTEGER NOT NULL DEFAULT 0"),
-    "calls": ("usage INTEGER NOT NULL DEFAULT 1", "reply_fit TEXT"),
+              "usage_missing INTEGER NOT NULL DEFAULT 0", "format_misfits INTEGER NOT NULL DEFAULT 0", "judge_ms REAL"),
+    "calls": ("usage INTEGER NOT NULL DEFAULT 1", "reply_fit TEXT", "judge_ms REAL"),
 }
-"""Columns added since the first store layout: a store written before them gets them on open."""
+"""Columns added since the first store layout: a store written before them gets them on open (the repeat
+tables too). ``judge_ms`` (time in the judge, queue left out) stays NULL in the rows of a store written
+before it: unknown, and a report says so rather than reading 0."""
 
 CELL_COLUMNS = ("case_id, metric, metric_version, case_digest, status, score, reason, flags, detail, calls, "
                 "prompt_tokens, completion_tokens, latency_ms, cache_hits, errors, retries, wall_ms, finished, "
                 "attempt, billed_prompt_tokens, billed_completion_tokens, cached_prompt_tokens, "
-                "cached_completion_tokens, usage_missing, format_misfits")
+                "cached_completion_tokens, usage_missing, format_misfits, judge_ms")
 UNIT_COLUMNS = ("case_id, metric, idx, kind, text, verdict, raw_verdict, reason, span_start, span_end, quotes, "
                 "detail")
 CALL_COLUMNS = ("case_id, metric, seq, started, latency_ms, ok, cached, attempts, prompt_tokens, completion_tokens, "
-                "request_key, step, error, usage, reply_fit")
+                "request_key, step, error, usage, reply_fit, judge_ms")
 
 FINAL = FINISHED
 """Statuses a resumed run keeps; ``error`` cells are recomputed."""
@@ -122,11 +124,12 @@ class RunStore:
             raise StoreWriteError(path, e) from None
 
     def _add_columns(self) -> None:
-        for table, cols in ADDED.items():
-            have = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
-            for col in cols:
-                if col.split()[0] not in have:
-                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {col}")
+        for base, cols in ADDED.items():
+            for table in (base, f"repeat_{base}"):
+                have = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
+                for col in cols:
+                    if have and col.split()[0] not in have:
+                        self.db.execute(f"ALTER TABLE {table} ADD COLUMN {col}")
 
     @classmethod
     def create(cls, run_dir: str) -> "RunStore":
@@ -249,23 +252,24 @@ class RunStore:
                 cur.execute(f"DELETE FROM {units_t} WHERE {where}", (case_id, metric, *val))
                 cur.execute(f"DELETE FROM {calls_t} WHERE {where}", (case_id, metric, *val))
             cur.execute(
-                f"INSERT OR REPLACE INTO {cells_t} ({col}{CELL_COLUMNS}) VALUES ({','.join('?' * (25 + len(val)))})",
+                f"INSERT OR REPLACE INTO {cells_t} ({col}{CELL_COLUMNS}) VALUES ({','.join('?' * (26 + len(val)))})",
                 (*val, case_id, metric, metric_version, case_digest, result.status, result.score, scrub(result.reason),
                  _json(list(result.flags)), _json(result.detail), ledger.calls, ledger.prompt_tokens,
                  ledger.completion_tokens, ledger.latency_ms, ledger.cache_hits, ledger.errors, ledger.retries,
                  wall_ms, time.time(), attempt, ledger.billed_prompt_tokens, ledger.billed_completion_tokens,
                  ledger.cached_prompt_tokens, ledger.cached_completion_tokens, ledger.usage_missing,
-                 ledger.format_misfits))
+                 ledger.format_misfits, ledger.judge_ms))
             cur.executemany(
                 f"INSERT INTO {units_t} ({col}{UNIT_COLUMNS}) VALUES ({','.join('?' * (12 + len(val)))})",
                 [(*val, case_id, metric, u.index, u.kind, scrub(u.text), u.verdict, scrub(u.raw_verdict), scrub(u.reason),
                   u.span[0] if u.span else None, u.span[1] if u.span else None,
                   _json([asdict(q) for q in u.quotes]), _json(u.detail)) for u in result.units])
             cur.executemany(
-                f"INSERT INTO {calls_t} ({col}{CALL_COLUMNS}) VALUES ({','.join('?' * (15 + len(val)))})",
+                f"INSERT INTO {calls_t} ({col}{CALL_COLUMNS}) VALUES ({','.join('?' * (16 + len(val)))})",
                 [(*val, case_id, metric, i, c.started, c.latency_ms, int(c.ok), int(c.cached), c.attempts,
                   c.prompt_tokens, c.completion_tokens, c.key, scrub(c.step), scrub(c.error),
-                  int(getattr(c, "usage", True)), getattr(c, "reply_fit", None)) for i, c in enumerate(calls)])
+                  int(getattr(c, "usage", True)), getattr(c, "reply_fit", None), getattr(c, "judge_ms", 0.0))
+                 for i, c in enumerate(calls)])
             drift.write(cur, case_id, metric, repeat, drift.cell_facts(calls, vendor))
 
     # --- pandas views ------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Cost per metric from the ledger (the ``cells`` table): judge calls, tokens and latency per answer,
+"""Cost per metric from the ledger (the ``cells`` table): judge calls, tokens and latency per answer (the
+time in the judge of the metric's own calls, not the run's queue: :func:`latency`),
 tokens billed upstream and served from the cache kept apart, retried attempts, and money from the
 price table the user supplied (``harness run|report --prices FILE`` or ``--price-in/--price-out``;
 no built-in prices)."""
@@ -24,7 +25,10 @@ class Cost:
     prompt_tokens: float
     completion_tokens: float
     latency_ms: float
-    """Summed judge latency per answer, as the gateway measured it."""
+    """Latency per answer: the median over answers of the time in the judge of the metric's own calls
+    (``judge_ms``: sent to answered, the run's queue and the pace's waits left out; calls answered from the
+    cache not timed); for a metric that calls no judge, its own compute time; for a store written before
+    ``judge_ms``, the gateway's time per answer, queue included (``latency_basis`` says which)."""
     total_calls: int
     total_tokens: int
     cache_hits: int
@@ -36,6 +40,13 @@ class Cost:
     """Tokens served from the cache, summed."""
     money_per_answer: float | None = None
     """Billed tokens at the user's price for the judge model, per answer; None without a price."""
+    latency_p90_ms: float | None = None
+    """The 90th percentile of the same per-answer figure (None for a store written before ``judge_ms``)."""
+    latency_basis: str = "judge"
+    """What ``latency_ms`` measures: ``judge`` (time in the judge), ``compute`` (a metric that calls no judge:
+    its own compute time) or ``gateway`` (an older store: the gateway's time, the run's queue included)."""
+    timed_answers: int = 0
+    """Answers with at least one call the judge answered live (the ones the latency figures are over)."""
 
     @property
     def tokens(self) -> float:
@@ -102,6 +113,47 @@ def steady(latencies) -> tuple[float, int]:
     return sum(kept) / len(kept), len(xs) - len(kept)
 
 
+def spread(values) -> tuple[float, float]:
+    """(median, 90th percentile) of per-answer figures, linear between the order statistics; (0, 0) when empty.
+
+    >>> spread([10.0, 20.0, 30.0, 40.0, 1000.0])
+    (30.0, 616.0)
+    >>> spread([])
+    (0.0, 0.0)
+    """
+    xs = sorted(float(x) for x in values)
+    if not xs:
+        return 0.0, 0.0
+
+    def q(p: float) -> float:
+        pos = p * (len(xs) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(xs) - 1)
+        return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+    return round(q(0.5), 6), round(q(0.9), 6)
+
+
+LATENCY_BASIS = {
+    "judge": "time in the judge of the metric's own calls",
+    "compute": "the metric's own compute time (it calls no judge)",
+    "gateway": "the gateway's time, the run's queue included (store written before judge time was kept)",
+}
+"""What each ``Cost.latency_basis`` means, as the reports say it."""
+
+
+def latency(d, uses_judge: bool = True) -> tuple[float, float | None, str, int]:
+    """(median ms per answer, p90 or None, basis, answers timed) of one metric's cells ``d``: the time in the
+    judge of each answer's own live calls (``judge_ms``); answers every call of which came from the cache are
+    left out (counted apart, as cache hits). A store without ``judge_ms``: the gateway's time per answer as
+    before (:func:`steady`), basis ``gateway``."""
+    if "judge_ms" not in d or d["judge_ms"].isna().all():
+        return steady(d["latency_ms"])[0], None, "gateway", len(d)
+    live = d[(d["calls"] > d["cache_hits"]) & d["judge_ms"].notna()]
+    med, p90 = spread(live["judge_ms"])
+    return med, p90, "judge" if uses_judge else "compute", len(live)
+
+
 def per_metric(data) -> list[Cost]:
     """Cost per metric, in display order (not-applicable cells do not count as answers)."""
     df = data.cells
@@ -116,11 +168,13 @@ def per_metric(data) -> list[Cost]:
         bp, bc = int(_col(d, "billed_prompt_tokens").sum()), int(_col(d, "billed_completion_tokens").sum())
         cached = int((_col(d, "cached_prompt_tokens") + _col(d, "cached_completion_tokens")).sum())
         money = price.cost(bp, bc) / n if price is not None else None
+        info = (getattr(data, "info", None) or {}).get(m)
+        med, p90, basis, timed = latency(d, getattr(getattr(info, "cls", None), "uses_judge", True))
         out.append(Cost(m, n, float(d["calls"].mean()), float(d["prompt_tokens"].mean()),
-                        float(d["completion_tokens"].mean()), steady(d["latency_ms"])[0],
+                        float(d["completion_tokens"].mean()), med,
                         int(d["calls"].sum()), int((d["prompt_tokens"] + d["completion_tokens"]).sum()),
                         int(d["cache_hits"].sum()), int(d["calls"].min()), int(d["calls"].max()),
-                        bp + bc, cached, money))
+                        bp + bc, cached, money, p90, basis, timed))
     return out
 
 

@@ -2,7 +2,10 @@
 judge's cost per answer (tokens; money when a price was given; calls) and against latency per answer,
 with the Pareto front marked (no other metric is at least as good on both axes and better on one).
 
-Latency is the judge time per answer with one-time loading left out (:func:`reports.model.cost.steady`).
+Latency is the metric's own time per answer: the median (and p90) over answers of the time in the judge of its
+own calls, the run's queue and the pace's waits left out, calls answered from the cache counted apart; a metric
+that calls no judge shows its own compute time (:func:`reports.model.cost.latency`). A store written before judge
+time was kept shows the gateway's time per answer, queue included, and says so.
 Under the reference judge, agreement is each definition's ceiling, and the plot says so.
 """
 from __future__ import annotations
@@ -29,6 +32,12 @@ class Point:
     tokens: float
     money: float | None
     latency_ms: float
+    """Median per answer (:attr:`reports.model.cost.Cost.latency_ms`)."""
+    latency_p90_ms: float | None = None
+    latency_basis: str = "judge"
+    """``judge``, ``compute`` or ``gateway`` (:data:`reports.model.cost.LATENCY_BASIS`)."""
+    cache_hits: int = 0
+    """The metric's calls answered from the cache (not timed)."""
 
 
 @dataclass
@@ -76,16 +85,46 @@ def compute(rep, latency: bool = True) -> Frontier:
             continue
         a = agree.get(c.metric)
         f.points.append(Point(c.metric, rep.shorts[c.metric], a.value if a else None, a.low if a else None,
-                              a.high if a else None, c.calls, c.tokens, c.money_per_answer, c.latency_ms))
+                              a.high if a else None, c.calls, c.tokens, c.money_per_answer, c.latency_ms,
+                              c.latency_p90_ms, c.latency_basis, c.cache_hits))
     rated = [p for p in f.points if p.agreement is not None]
     f.front_cost = pareto([(p.metric, f.cost(p), p.agreement) for p in rated])
     f.front_latency = pareto([(p.metric, p.latency_ms, p.agreement) for p in rated]) if latency else []
     f.note = (f"Agreement: balanced accuracy on the target {TARGET} with its 95% interval. "
-              + ("Latency: judge time per answer, one-time loading (an embedded model's first load) left out. "
-                 if latency else "")
+              + (latency_note(f.points) if latency else "")
               + "On the front: no other metric is as cheap" + (" (or as fast)" if latency else "")
               + " and agrees at least as well.")
     return f
+
+
+def latency_note(points) -> str:
+    """The note's sentence on what the latency figures measure (by the bases the points have)."""
+    bases = {p.latency_basis for p in points}
+    out = ("Latency: median time in the judge per answer of the metric's own calls (from sent to answered; the "
+           "run's queue and the pace's waits left out), p90 beside it; calls answered from the cache are not "
+           "timed and are counted apart. ")
+    if "compute" in bases:
+        out += "A metric that calls no judge shows its own compute time (the embedded model's, one-time load left out). "
+    if "gateway" in bases:
+        out = ("Latency: this run's store predates time in the judge, so it is the gateway's time per answer, the "
+               "run's queue included (one-time loading left out). ")
+    return out
+
+
+def latency_text(p: Point) -> str:
+    """A point's latency cell: median, p90, what it measures when not the judge, and the cache hits apart.
+
+    >>> latency_text(Point("m", "m", None, None, None, 2.0, 10.0, None, 177.4, 240.0, "compute", 3))
+    '177 (p90 240; compute) · 3 calls served from cache'
+    >>> latency_text(Point("m", "m", None, None, None, 2.0, 10.0, None, 2128.0, None, "gateway"))
+    '2,128 (gateway, queue included)'
+    """
+    tags = [f"p90 {p.latency_p90_ms:,.0f}"] if p.latency_p90_ms is not None else []
+    tags += {"compute": ["compute"], "gateway": ["gateway, queue included"]}.get(p.latency_basis, [])
+    out = f"{p.latency_ms:,.0f}" + (f" ({'; '.join(tags)})" if tags else "")
+    if p.cache_hits:
+        out += f" \u00b7 {p.cache_hits:,} call{'' if p.cache_hits == 1 else 's'} served from cache"
+    return out
 
 
 def section(fr: Frontier, names: dict[str, str]):
@@ -94,7 +133,7 @@ def section(fr: Frontier, names: dict[str, str]):
              "\u2013" if p.agreement is None else
              f"{p.agreement:.2f}" + (f" [{p.low:.2f}, {p.high:.2f}]" if p.low is not None else ""),
              f"{p.calls:.1f}", f"{p.tokens:,.0f}", "n/a" if p.money is None else f"{p.money:.3g}",
-             f"{p.latency_ms:,.0f}",
+             latency_text(p),
              ", ".join(x for x, on in (("cost", p.metric in fr.front_cost),
                                        ("latency", p.metric in fr.front_latency)) if on) or "\u2013"]
             for p in fr.points]

@@ -38,9 +38,10 @@ INTRO = {
     "cost": "Judge traffic per answer from the gateway's ledger (not-applicable cells excluded). Tokens "
             "billed are what the judge served live (as its usage said); cache hits are counted apart and cost "
             "nothing again. Money is billed tokens at the price table you supplied (--prices FILE or "
-            "--price-in/--price-out; the harness ships no prices). With the "
-            "reference judge the latency is the harness's own overhead; with a real judge it is what you "
-            "would wait.",
+            "--price-in/--price-out; the harness ships no prices). Latency is the median per answer of the "
+            "time in the judge of the metric's own calls (sent to answered: the run's queue and the pace's "
+            "waits left out; cache hits not timed); a metric that calls no judge shows its own compute time, "
+            "and a store written before judge time was kept shows the gateway's time, queue included.",
     "evidence": "For each metric whose judge quotes evidence, the share of its quotes that occur verbatim "
                 "in the context (whitespace and quote marks normalised).",
 }
