@@ -267,15 +267,14 @@ def worker_context(metrics: list[str], log_dir: str | None = None):
         if server._forkserver_pid is not None or not hasattr(server, "_stop"):
             yield mp.get_context("spawn")
             return
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["harness.run.preload"])
+        forkserver.set_forkserver_preload(["harness.run.preload"])
         os.environ[ENV] = json.dumps({"metrics": list(metrics), "log_dir": log_dir})
         try:   # the forkserver is started with this environment (the variable is the preload's only input)
             forkserver.ensure_running()
         finally:
             os.environ.pop(ENV, None)
         try:
-            yield ctx
+            yield mp.get_context("forkserver")
         finally:
             # every worker has ended (run_in_processes waits for them): the forkserver exits as its last
             # client goes, and is reaped here (its CPU, and its workers', counts to this process's children)
