@@ -51,8 +51,9 @@ def default_workers() -> int:
 
 
 CELLS_PER_EXTRA_WORKER = 200
-"""Vendor cells per further worker (its own vendor imports, 16-19 s of CPU on 2 cores, must pay; they run
-beside the first worker's). Measured on 2 cores with
+"""Vendor cells per further worker. Set when each worker imported its own vendors (16-19 s of CPU on 2 cores,
+beside the first worker's); the workers now fork from a forkserver that imported them once, so a further worker
+costs its first calls' warm-up, its share of the hand-over to the runner and memory. Measured on 2 cores with
 ``bench/bench_workers.py`` (bench/README.md): at 240 vendor cells (the canonical set, every metric) 2 workers
 were as fast as 1 or a little faster (30.8 s vs 32.1 s at 0 ms judge latency, 37.3 s vs 39.6 s at 200 ms), at
 1,920 vendor cells 1.22x faster (52.9 s vs 64.3 s)."""
@@ -276,8 +277,12 @@ def worker_context(metrics: list[str], log_dir: str | None = None):
         try:
             yield mp.get_context("forkserver")
         finally:
-            # every worker has ended (run_in_processes waits for them): the forkserver exits as its last
-            # client goes, and is reaped here (its CPU, and its workers', counts to this process's children)
+            # every worker has ended (run_in_processes waits for them or kills them). The forkserver only imported:
+            # it is killed rather than left to run the vendors' exit hooks and tear its interpreter down (measured:
+            # up to ~15 s on a loaded machine, after the last cell), then reaped (its CPU, and its workers', counts
+            # to this process's children)
+            with contextlib.suppress(OSError):
+                os.kill(server._forkserver_pid, signal.SIGKILL)
             server._stop()
 
 
