@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import time
+import warnings
 
 ENV = "HARNESS_FORKSERVER_PRELOAD"
 """Set (by the runner) only in the environment the forkserver starts with; removed here at once."""
@@ -70,6 +71,11 @@ def _main() -> None:
     if raw is None:     # imported some other way (a doctest run): it changes nothing
         return
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The imports leave a few threads here, idle, that a fork does not copy (measured with every vendor: Ragas's
+    # analytics batcher, asleep with telemetry off; OpenBLAS's pool under numpy and jemalloc's background thread
+    # under pyarrow, both of which handle a fork themselves). Python 3.12 warns at each fork of a
+    # multi-threaded process; the warning would reach the terminal from here.
+    warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
     from harness.metric.vendor_env import quiet_vendors  # noqa: PLC0415 - imports nothing of a vendor
 
     quiet_vendors()
