@@ -12,6 +12,10 @@ whole ``harness run`` command (start-up, vendor imports; ``--no-report``) three 
 of a shared machine falls on all of them, and the median wall time of each counts. It prints, per setting,
 the medians, the worker count the default picked (from the run store's start-up facts) and
 ``default / best of 1 and N``: at most 1.00 means the default was never slower than the best fixed choice.
+For the run of median wall of each way it prints the whole command's wall and CPU (its workers and their
+forkserver included) against its own vendor imports (the forkserver's, paid once for every worker; or the
+slowest worker's) plus its judge-latency bound (every cell's serial judge rounds x L / concurrency), and
+``wall / (imports + bound)``.
 When the default picks the same count as the faster fixed choice the two are the same command, and the
 ratio shows only the noise between repeats.
 
@@ -31,27 +35,50 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import CANONICAL, copies, harness_run  # noqa: E402  (bench/bench.py: a whole command, its wall and its run store)
 
 
-def one_setting(tmp: str, size: int, latency_ms: int, repeats: int, cores: int) -> dict:
-    """Median wall per way of choosing the workers, on ``size`` copies of the canonical cases."""
+def import_cost(startup: list[dict]) -> tuple[float, float]:
+    """(wall, CPU) seconds of a run's vendor imports, from its start-up facts: the forkserver's, paid once for
+    every worker (``preload``), else the slowest worker's own (they import side by side)."""
+    pre = [w["preload"] for w in startup if w.get("preload")]
+    if pre:
+        return pre[0]["import_s"] or 0.0, pre[0]["import_cpu_s"] or 0.0
+    return (max((w.get("import_s") or 0.0 for w in startup), default=0.0),
+            sum(w.get("import_cpu_s") or 0.0 for w in startup))
+
+
+def judge_bound(r: dict, latency_ms: int, concurrency: int) -> float:
+    """The judge-latency bound: every cell's serial judge rounds x the latency / the concurrency."""
+    return sum(r["rounds"].values()) * latency_ms / 1000.0 / concurrency
+
+
+def one_setting(tmp: str, size: int, latency_ms: int, repeats: int, cores: int, concurrency: int) -> dict:
+    """Median wall per way of choosing the workers, on ``size`` copies of the canonical cases; for each way the
+    run of median wall with its CPU, its import cost, its judge-latency bound and wall / (imports + bound)."""
     with open(CANONICAL, encoding="utf-8") as fh:
         n = size * sum(1 for line in fh if line.strip())
     cases = copies(n, os.path.join(tmp, f"x{size}.jsonl"))
     ways = {"1": ["--workers", "1"], "N": ["--workers", str(cores)], "default": []}
-    walls: dict = {k: [] for k in ways}
+    runs: dict = {k: [] for k in ways}
     picked: set = set()
     cells = 0
     for i in range(repeats):
         for way, flags in ways.items():
             rid = f"x{size}-L{latency_ms}-{way}-{i}"
-            r = harness_run(cases, tmp, rid, "--no-report", "--judge-latency-ms", str(latency_ms), *flags)
-            walls[way].append(r["wall"])
+            r = harness_run(cases, tmp, rid, "--no-report", "--judge-latency-ms", str(latency_ms),
+                            "--concurrency", str(concurrency), *flags)
+            imp_wall, imp_cpu = import_cost(r["startup"])
+            jb = judge_bound(r, latency_ms, concurrency)
+            runs[way].append({"wall": r["wall"], "cpu": r["cpu"], "import_s": imp_wall, "import_cpu_s": imp_cpu,
+                              "judge_bound": jb, "ratio": r["wall"] / (imp_wall + jb) if imp_wall + jb else None,
+                              "workers": len(r["startup"]) or 1, "load": os.getloadavg()[0]})
             cells = r["cells"]
             if way == "default":
                 picked.add(len(r["startup"]) or 1)
+    walls = {k: [x["wall"] for x in v] for k, v in runs.items()}
     med = {k: statistics.median(v) for k, v in walls.items()}
+    mid = {k: min(v, key=lambda x: abs(x["wall"] - med[k])) for k, v in runs.items()}
     best = min(("1", "N"), key=lambda k: med[k])
     return {"size": size, "cases": n, "cells": cells, "latency_ms": latency_ms, "walls": walls, "median": med,
-            "best": best, "picked": sorted(picked), "ratio": med["default"] / med[best]}
+            "best": best, "picked": sorted(picked), "ratio": med["default"] / med[best], "mid": mid}
 
 
 def show(s: dict, cores: int) -> None:
@@ -61,6 +88,13 @@ def show(s: dict, cores: int) -> None:
           f"1 worker {s['median']['1']:.1f} s ({runs['1']}); {cores} workers {s['median']['N']:.1f} s ({runs['N']}); "
           f"default ({'/'.join(map(str, s['picked']))} worker(s)) {s['median']['default']:.1f} s ({runs['default']}); "
           f"best fixed: {best}; default / best = {s['ratio']:.2f}")
+    for way, label in (("1", "1 worker"), ("N", f"{cores} workers"), ("default", "default")):
+        m = s["mid"][way]
+        ratio = f"{m['ratio']:.2f}x" if m["ratio"] is not None else "n/a"
+        print(f"  {label} ({m['workers']} process(es)): whole command {m['wall']:.1f} s wall, {m['cpu']:.1f} s CPU; "
+              f"imports {m['import_s']:.1f} s wall ({m['import_cpu_s']:.1f} s CPU) + judge-latency bound "
+              f"{m['judge_bound']:.1f} s = {m['import_s'] + m['judge_bound']:.1f} s; wall / (imports + bound) = "
+              f"{ratio}; load {m['load']:.1f} after it")
 
 
 def main() -> None:
@@ -69,6 +103,7 @@ def main() -> None:
     ap.add_argument("--latent-sizes", default="1", help="canonical-set multiples at the injected latency (default 1)")
     ap.add_argument("--latencies", default="0,200", help="injected judge latencies in ms (default 0,200)")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each way per setting; the median counts")
+    ap.add_argument("--concurrency", type=int, default=8, help="--concurrency of every run (default 8, the CLI's)")
     ap.add_argument("--quick", action="store_true", help="canonical set only, one repeat (a smoke test)")
     ap.add_argument("--out", help="keep the runs here (default: a temporary directory)")
     a = ap.parse_args()
@@ -85,7 +120,7 @@ def main() -> None:
     for lat in (int(x) for x in a.latencies.split(",")):
         sizes = "1" if a.quick else (a.sizes if lat == 0 else a.latent_sizes)
         for size in (int(x) for x in sizes.split(",")):
-            s = one_setting(tmp, size, lat, repeats, cores)
+            s = one_setting(tmp, size, lat, repeats, cores, a.concurrency)
             show(s, cores)
             settings.append(s)
     worst = max(settings, key=lambda s: s["ratio"])

@@ -47,8 +47,12 @@ def children(pid: int) -> dict[int, bytes]:
 
 
 def workers_of(pid: int) -> list[int]:
-    """The spawned worker processes of ``pid`` (multiprocessing's, not its resource tracker)."""
-    return [p for p, cmd in children(pid).items() if b"spawn_main" in cmd]
+    """The worker processes of ``pid`` (multiprocessing's, not its resource tracker): spawned children, or the
+    children of its forkserver (harness.run.workers starts them there), never the forkserver itself."""
+    kids = children(pid)
+    spawned = [p for p, cmd in kids.items() if b"spawn_main" in cmd]
+    servers = [p for p, cmd in kids.items() if b"multiprocessing.forkserver" in cmd]
+    return spawned + [w for s in servers for w in children(s)]
 
 
 def pids_naming(*markers: str) -> set[int]:

@@ -130,13 +130,7 @@ def test_workers_exit_at_once_when_their_runner_is_killed(tmp_path):
     import time
 
     from tests.conftest import CANONICAL, ROOT
-
-    def cmdline(pid):
-        try:
-            with open(f"/proc/{pid}/cmdline") as fh:
-                return fh.read().replace("\0", " ")
-        except OSError:
-            return ""
+    from tests.procs import workers_of
 
     def alive(pid):
         try:
@@ -150,9 +144,8 @@ def test_workers_exit_at_once_when_their_runner_is_killed(tmp_path):
     p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().startswith("judge: ")
     workers: list = []
-    for _ in range(400):       # the two spawned workers are its children (beside the resource tracker)
-        kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
-        workers = [k for k in kids if "spawn_main" in cmdline(k)]
+    for _ in range(1200):      # the two workers: its forkserver's children (tests/procs.py)
+        workers = workers_of(p.pid)
         if len(workers) == 2:
             break
         time.sleep(0.05)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from importlib import metadata
-from importlib.util import find_spec
 
 from harness.metric import registry
 
@@ -63,10 +62,7 @@ def _source() -> str | None:
 
 
 def _importable(module: str) -> bool:
-    try:
-        return find_spec(module) is not None
-    except (ImportError, ValueError):   # a parent package that is missing
-        return False
+    return registry.findable(module)   # without importing the module or its parents
 
 
 def missing_vendor(cls) -> str | None:

@@ -9,7 +9,10 @@ names get a "did you mean" list.
 from __future__ import annotations
 
 import difflib
+import os
+import sys
 from importlib import metadata
+from importlib.machinery import all_suffixes
 from importlib.util import find_spec
 
 from harness.metric.protocol import check
@@ -51,10 +54,33 @@ def discover() -> dict[str, type]:
 
 def _installed(cls) -> bool:
     """Are the modules the class requires importable here (checked without importing them)?"""
+    return all(findable(m) for m in cls.requires)
+
+
+def findable(module: str) -> bool:
+    """Is ``module`` installed here? Found without importing it or any of its parents (``importlib.util.find_spec``
+    imports the parents of a dotted name: ``azure`` and ``azure.ai`` for ``azure.ai.evaluation``).
+
+    >>> findable("json.decoder"), findable("json.no_such_module"), findable("no_such_package.x")
+    (True, False, False)
+    """
+    if module in sys.modules:
+        return True
+    top, *rest = module.split(".")
     try:
-        return all(find_spec(m) is not None for m in cls.requires)
-    except (ImportError, ValueError):   # a parent package that is missing
+        spec = find_spec(top)   # a top-level name: looked up, nothing imported
+    except (ImportError, ValueError):
         return False
+    if spec is None or not rest:
+        return spec is not None
+    places = list(spec.submodule_search_locations or ())
+    for i, part in enumerate(rest):   # each further part: a folder (a package, or a namespace) or a module file there
+        folders = [os.path.join(p, part) for p in places if os.path.isdir(os.path.join(p, part))]
+        if i == len(rest) - 1:
+            return bool(folders) or any(os.path.isfile(os.path.join(p, part + suffix))
+                                        for p in places for suffix in all_suffixes())
+        places = folders
+    return False
 
 
 def apart() -> dict[str, str]:

@@ -1,11 +1,14 @@
 """``--workers N``: cells in N local worker processes, the runner the single writer.
 
-Each worker is a spawned process (never forked: the parent's threads, open SQLite handles and event
-loop stay where they are). It imports ``harness`` first, which forces the vendor switches
-(:mod:`harness.metric.vendor_env`: telemetry off, no dotenv) before anything imports a vendor, then imports
-the vendor stack of the metrics left to compute, once, and scores cells with a
+Imports are paid once. The workers are started by a forkserver of the run's own (multiprocessing's
+``forkserver`` start method, where the platform has it; ``spawn`` elsewhere): a fresh interpreter, never a fork of
+the runner (the runner's threads, open SQLite handles and event loop stay where they are), that first forces the
+vendor switches (:mod:`harness.metric.vendor_env`: telemetry off, no dotenv), then imports the vendor stacks of the
+metrics left to compute, and only those (:mod:`harness.run.preload`), and then forks each worker. A worker starts
+with every vendor it needs already imported (10-17 s of CPU per process otherwise) and scores cells with a
 :class:`~harness.run.cellwork.CellWorker` (its own gateway, in-process transport, up to its share of
-``--concurrency`` cells in flight).
+``--concurrency`` cells in flight). The forkserver is the run's: started for it, with its metrics, and stopped
+once its workers are gone.
 
 Cells are streamed: a feeder thread in the runner walks the cells left to compute and puts them on
 a bounded queue (at most twice the cells the workers can hold in flight); idle workers take the next
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import multiprocessing
 import multiprocessing as mp
 import os
@@ -47,8 +51,9 @@ def default_workers() -> int:
 
 
 CELLS_PER_EXTRA_WORKER = 200
-"""Vendor cells per further worker (its own vendor imports, 16-19 s of CPU on 2 cores, must pay; they run
-beside the first worker's). Measured on 2 cores with
+"""Vendor cells per further worker. Set when each worker imported its own vendors (16-19 s of CPU on 2 cores,
+beside the first worker's); the workers now fork from a forkserver that imported them once, so a further worker
+costs its first calls' warm-up, its share of the hand-over to the runner and memory. Measured on 2 cores with
 ``bench/bench_workers.py`` (bench/README.md): at 240 vendor cells (the canonical set, every metric) 2 workers
 were as fast as 1 or a little faster (30.8 s vs 32.1 s at 0 ms judge latency, 37.3 s vs 39.6 s at 200 ms), at
 1,920 vendor cells 1.22x faster (52.9 s vs 64.3 s)."""
@@ -154,7 +159,11 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
     # warning filters from sys.warnoptions when it starts, so it cleans up without the warning.
     if QUIET_TRACKER not in sys.warnoptions:
         sys.warnoptions.append(QUIET_TRACKER)
-    ctx = mp.get_context("spawn")
+    with worker_context(list(metrics), getattr(spec, "log_dir", None)) as ctx:
+        _run_in_processes(ctx, spec, tasks, n, metrics, on_done, batch, on_ready, pin)
+
+
+def _run_in_processes(ctx, spec, tasks, n: int, metrics, on_done, batch, on_ready, pin: bool) -> None:
     tasks_q = ctx.Queue(maxsize=max(2, 2 * n * spec.concurrency))
     results_q = ctx.Queue()
     cores = worker_cores(n) if pin else None
@@ -227,8 +236,54 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
                 p.terminate()
         for p in procs:
             p.join(30)
+        for p in procs:   # the forkserver ends only when its last worker has: none is left behind
+            if p.is_alive():
+                p.kill()
+                p.join(5)
         tasks_q.cancel_join_thread()
         feeder.join(5)
+
+
+FORKSERVER_LOCK = threading.Lock()
+"""One run's forkserver at a time in a process (its preload is the run's metrics): a second run with workers,
+started from another thread of the same process, waits for the first's workers to end."""
+
+
+@contextlib.contextmanager
+def worker_context(metrics: list[str], log_dir: str | None = None):
+    """The multiprocessing context a run's workers start from: a forkserver that has imported the vendor stacks
+    of ``metrics`` (only those) with the vendor switches forced first (:mod:`harness.run.preload`), stopped when
+    the block ends; ``spawn`` where there is no forkserver, or where one not the harness's is already running in
+    this process (its preload cannot be changed, nor can it be stopped while its own children run). Each
+    worker then imports what it needs itself (the same result, the imports paid per worker)."""
+    if "forkserver" not in mp.get_all_start_methods():   # pragma: no cover - not on Linux or macOS
+        yield mp.get_context("spawn")
+        return
+    from multiprocessing import forkserver  # noqa: PLC0415 - lazy: only a run with workers starts one
+
+    from harness.run.preload import ENV  # noqa: PLC0415 - lazy: imports nothing at all here (no ENV set)
+
+    server = forkserver._forkserver
+    with FORKSERVER_LOCK:
+        if server._forkserver_pid is not None or not hasattr(server, "_stop"):
+            yield mp.get_context("spawn")
+            return
+        forkserver.set_forkserver_preload(["harness.run.preload"])
+        os.environ[ENV] = json.dumps({"metrics": list(metrics), "log_dir": log_dir})
+        try:   # the forkserver is started with this environment (the variable is the preload's only input)
+            forkserver.ensure_running()
+        finally:
+            os.environ.pop(ENV, None)
+        try:
+            yield mp.get_context("forkserver")
+        finally:
+            # every worker has ended (run_in_processes waits for them or kills them). The forkserver only imported:
+            # it is killed rather than left to run the vendors' exit hooks and tear its interpreter down (measured:
+            # up to ~15 s on a loaded machine, after the last cell), then reaped (its CPU, and its workers', counts
+            # to this process's children)
+            with contextlib.suppress(OSError):
+                os.kill(server._forkserver_pid, signal.SIGKILL)
+            server._stop()
 
 
 def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, core: int | None = None) -> None:
@@ -250,10 +305,12 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
     try:
         with vlog:
             worker = CellWorker(spec, remote=True)
-            worker.prepare(metrics, on_ready=lambda facts: results_q.put(("ready", {**facts, "worker": index})))
+            preloaded = _preloaded()
+            worker.prepare(metrics, on_ready=lambda facts: results_q.put(("ready", {**facts, "worker": index,
+                                                                                  **preloaded})))
             asyncio.run(_serve(worker, tasks_q, results_q))
             if worker.startup is None:   # out of cells before its vendors imported: it is in the record all the same
-                results_q.put(("ready", {**worker.startup_so_far(), "worker": index}))
+                results_q.put(("ready", {**worker.startup_so_far(), "worker": index, **preloaded}))
     except BaseException as e:  # noqa: BLE001 - reported to the runner, which fails the run
         msg = " ".join(str(e).split())[:300]
         results_q.put(("error", f"worker process {index} failed: {type(e).__name__}: {msg}"))
@@ -263,6 +320,14 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
     results_q.put(("exit", index))
     results_q.close()
     results_q.join_thread()
+
+
+def _preloaded() -> dict:
+    """``{"preload": facts}`` when this worker is a fork of the run's forkserver (its vendor imports were done
+    there, once for every worker: :data:`harness.run.preload.FACTS`); else ``{}``."""
+    mod = sys.modules.get("harness.run.preload")
+    facts = getattr(mod, "FACTS", None)
+    return {"preload": dict(facts)} if facts else {}
 
 
 async def _serve(worker, tasks_q, results_q) -> None:
@@ -303,10 +368,21 @@ def _exit_with_parent(parent_pid: int) -> None:
     process sentinel becomes ready then; the parent id is checked too, as a fallback."""
 
     parent = multiprocessing.parent_process()
+    first = os.getppid()   # the runner (spawned) or the forkserver (which ends with the runner)
     while True:
         if parent is not None:
             wait([parent.sentinel], timeout=1.0)
-        else:  # pragma: no cover - a spawned worker always has one
+        else:  # pragma: no cover - a spawned or forkserver worker always has one
             time.sleep(1.0)
-        if os.getppid() != parent_pid or (parent is not None and not parent.is_alive()):
+        if os.getppid() != first or (parent is not None and not parent.is_alive()) or not _alive(parent_pid):
             os._exit(3)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:   # it exists, owned by another user
+        return True
+    return True

@@ -1,0 +1,89 @@
+"""What the worker processes' forkserver imports before it forks any worker (``--workers N``, :mod:`harness.run.workers`).
+
+This module is never imported by the harness itself: :func:`harness.run.workers.run_in_processes` names it as the
+forkserver's only preload module, so importing it is the first thing the forkserver does. In order, it
+
+1. ignores SIGINT (Ctrl-C is the runner's to handle; a forkserver stopped mid-import would print a traceback),
+2. forces the vendor switches (:func:`harness.metric.vendor_env.quiet_vendors`: telemetry off, no dotenv) for
+   this process's life, before any vendor is imported,
+3. imports the engine modules every worker uses, then the vendor stack of each metric named in the
+   :data:`ENV` variable (JSON: ``metrics``, ``log_dir``) and nothing else, each under the same guard a worker uses:
+   a metric whose vendor fails to import is noted and left to the worker, whose cells of that metric then say why.
+
+Every worker is then a fork of this process: it pays no vendor import of its own. :data:`FACTS` (wall and CPU
+seconds of the imports, done once here) is inherited by each worker, which reports it with its start-up facts.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import warnings
+
+ENV = "HARNESS_FORKSERVER_PRELOAD"
+"""Set (by the runner) only in the environment the forkserver starts with; removed here at once."""
+
+FACTS: dict | None = None
+"""Once the imports are done: ``metrics`` (those whose vendor was imported here), ``failed`` (metric -> why),
+``import_s`` and ``import_cpu_s`` (wall and CPU seconds, paid once for every worker), ``pid``."""
+
+
+def _preload(raw: str) -> dict:
+    began, cpu0 = time.time(), time.process_time()
+    want = json.loads(raw)
+    # the engine modules every worker imports anyway (the gateway, the cell worker, the aligner's rapidfuzz)
+    from harness.metric import registry  # noqa: PLC0415 - lazy: after quiet_vendors
+    from harness.metric.vendor_env import IMPORT_LOCK  # noqa: PLC0415 - lazy: after quiet_vendors
+    from harness.run import workers  # noqa: F401, PLC0415 - lazy: after quiet_vendors
+    from harness.run.vendorlog import VendorLog, log_path  # noqa: PLC0415 - lazy: after quiet_vendors
+
+    import rapidfuzz.fuzz  # noqa: F401, PLC0415 - lazy: this module's whole job is importing
+
+    done, failed = [], {}
+    # import-time log records and warnings go to the first worker's vendor log, as a worker's own imports did
+    log = VendorLog(log_path(want["log_dir"], 0)) if want.get("log_dir") else None
+    if log is not None:
+        log.__enter__()
+    try:
+        for name in want.get("metrics", ()):
+            try:
+                cls = registry.get(name)
+                if callable(getattr(cls, "prepare", None)):
+                    with IMPORT_LOCK:
+                        cls.prepare()
+                    done.append(name)
+            except BaseException as e:  # noqa: BLE001 - the worker imports it again and its cells say why
+                failed[name] = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
+    finally:
+        if log is not None:
+            log.__exit__(None, None, None)
+    # each worker finds the metrics again with its own sys.path (the runner's): a metric registered there but not
+    # here (a plugin on a path the runner added) is not hidden by what this process found
+    registry.refresh()
+    return {"metrics": done, "failed": failed, "import_s": round(time.time() - began, 3),
+            "import_cpu_s": round(time.process_time() - cpu0, 3), "pid": os.getpid()}
+
+
+def _main() -> None:
+    global FACTS
+    raw = os.environ.pop(ENV, None)
+    if raw is None:     # imported some other way (a doctest run): it changes nothing
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The imports leave a few threads here, idle, that a fork does not copy (measured with every vendor: Ragas's
+    # analytics batcher, asleep with telemetry off; OpenBLAS's pool under numpy and jemalloc's background thread
+    # under pyarrow, both of which handle a fork themselves). Python 3.12 warns at each fork of a
+    # multi-threaded process; the warning would reach the terminal from here.
+    warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
+    from harness.metric.vendor_env import quiet_vendors  # noqa: PLC0415 - imports nothing of a vendor
+
+    quiet_vendors()
+    try:
+        FACTS = _preload(raw)
+    except BaseException as e:  # noqa: BLE001 - a forkserver that fails here would fail every worker's start
+        FACTS = {"metrics": [], "failed": {"*": f"{type(e).__name__}: {e}"[:200]}, "import_s": None,
+                 "import_cpu_s": None, "pid": os.getpid()}
+
+
+_main()
