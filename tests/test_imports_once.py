@@ -110,3 +110,9 @@ def test_help_and_the_metrics_list_import_no_vendor(tmp_path):
         done, seen, _ = _run(tmp_path, *args)
         assert done.returncode == 0, done.stderr[-3000:]
         assert seen == [], (args, sorted({s["name"] for s in seen})[:20])
+
+
+def test_the_runner_and_the_preload_name_the_same_variable():
+    from harness.run import preload, workers
+
+    assert workers.PRELOAD_ENV == preload.ENV

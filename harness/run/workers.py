@@ -244,6 +244,9 @@ def _run_in_processes(ctx, spec, tasks, n: int, metrics, on_done, batch, on_read
         feeder.join(5)
 
 
+PRELOAD_ENV = "HARNESS_FORKSERVER_PRELOAD"
+"""The variable that carries the run's metrics to the forkserver's preload (:data:`harness.run.preload.ENV`, the
+same name: the preload is the leaf, so this module does not import it)."""
 FORKSERVER_LOCK = threading.Lock()
 """One run's forkserver at a time in a process (its preload is the run's metrics): a second run with workers,
 started from another thread of the same process, waits for the first's workers to end."""
@@ -261,19 +264,17 @@ def worker_context(metrics: list[str], log_dir: str | None = None):
         return
     from multiprocessing import forkserver  # noqa: PLC0415 - lazy: only a run with workers starts one
 
-    from harness.run.preload import ENV  # noqa: PLC0415 - lazy: imports nothing at all here (no ENV set)
-
     server = forkserver._forkserver
     with FORKSERVER_LOCK:
         if server._forkserver_pid is not None or not hasattr(server, "_stop"):
             yield mp.get_context("spawn")
             return
         forkserver.set_forkserver_preload(["harness.run.preload"])
-        os.environ[ENV] = json.dumps({"metrics": list(metrics), "log_dir": log_dir})
+        os.environ[PRELOAD_ENV] = json.dumps({"metrics": list(metrics), "log_dir": log_dir})
         try:   # the forkserver is started with this environment (the variable is the preload's only input)
             forkserver.ensure_running()
         finally:
-            os.environ.pop(ENV, None)
+            os.environ.pop(PRELOAD_ENV, None)
         try:
             yield mp.get_context("forkserver")
         finally:
