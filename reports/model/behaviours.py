@@ -225,18 +225,42 @@ def combine(answers: list[Answer]) -> Answer:
                   first.reason, first.flags, tuple(c for a in answers for c in a.case_ids))
 
 
-def answers(cells: dict, metric: str, cases, units=None) -> list[Answer]:
+def showing(cases) -> dict[str, list]:
+    """probe key -> the cases of ``cases`` (in their order) that show it; the tags of each distinct tag list are
+    matched once (a large run repeats a few).
+
+    >>> from types import SimpleNamespace as C
+    >>> got = showing([C(id="a", tags=("hedge",)), C(id="b", tags=()), C(id="c", tags=["hedge", "x"])])
+    >>> [c.id for c in got["penalises-hedge"]], got["multi-hop"]
+    (['a', 'c'], [])
+    """
+    out: dict[str, list] = {p.key: [] for p in PROBES}
+    seen: dict = {}
+    for c in cases:
+        raw = getattr(c, "tags", ()) or ()
+        try:
+            keys = seen.get(raw)
+        except TypeError:   # an unhashable tag list: matched on its own
+            raw, keys = tuple(raw), seen.get(tuple(raw))
+        if keys is None:
+            tags = frozenset(raw)
+            keys = seen[raw] = [p.key for p in PROBES if p.tags <= tags]
+        for k in keys:
+            out[k].append(c)
+    return out
+
+
+def answers(cells: dict, metric: str, cases, units=None, shown: dict | None = None) -> list[Answer]:
     """Every probe some case of ``cases`` (Case objects, in run order) shows, answered for ``metric``; ``units`` (the
-    run's units table) lets a probe about one claim read the metric's own verdict on it (:attr:`Probe.by_units`)."""
-    tagged = [(c, frozenset(getattr(c, "tags", ()) or ())) for c in cases]   # each case's tags, once
+    run's units table) lets a probe about one claim read the metric's own verdict on it (:attr:`Probe.by_units`);
+    ``shown``: :func:`showing` of ``cases``, when the caller has it already."""
+    shown = showing(cases) if shown is None else shown
     span = scale(metric)
     out = []
     claims = None   # the metric's claim-level units by case, read on the first probe that needs them
     for p in PROBES:
         mine = []
-        for c, tags in tagged:
-            if not p.tags <= tags:
-                continue
+        for c in shown[p.key]:
             a = answer(p, cells.get((c.id, metric)), c.id, span)
             if p.by_units and a.answer in ("yes", "no") and claims is None:
                 claims = claim_units(units, metric)

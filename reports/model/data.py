@@ -119,8 +119,7 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
     try:
         spec, cells, units, calls = store.spec(), store.cells(), store.units(), store.calls()
         stored = store.case_objects()
-        every = all_cells(store)
-        every = every if int(every["repeat"].max() if len(every) else 0) > 0 else None
+        every = all_cells(store) if _has_repeats(store) else None
     finally:
         store.close()
     _known_statuses(path, cells)
@@ -136,6 +135,16 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
     case_ids = [c for c in order if c in seen_set] + [c for c in seen if c not in order_set]
     return RunData(os.path.dirname(os.path.abspath(path)), spec, cells, units, calls, metrics, info,
                    case_ids, cases, note, every)
+
+
+def _has_repeats(store) -> bool:
+    """Does the store keep repeats past the run's own cells (``--repeats``)? Asked before every repeat's cells
+    are read (a run without repeats would read its cells twice)."""
+    try:
+        top = store.db.execute("SELECT MAX(repeat) FROM repeat_cells").fetchone()[0]
+    except Exception:  # noqa: BLE001 - a store written before repeats existed has no such table
+        return False
+    return top is not None and int(top) > 0
 
 
 def _parsed(column) -> list:
