@@ -3,7 +3,7 @@ through the store API by ``tests.synthetic.scaled_run``: no metric runs, a zero-
 for each the report's build time (CPU and wall, in this process), the HTML's size, and the page's height in
 Debian's Chromium (headless, through Playwright, at 1280 x 900 and 390 x 844).
 
-    .venv/bin/python bench/bench_report.py                  # 1,000, 10,000 and 100,000 cases
+    .venv/bin/python bench/bench_report.py                  # 10,000, 30,000 and 100,000 cases
     .venv/bin/python bench/bench_report.py --sizes 1000 --profile   # and the top of a cProfile of each build
 
 Stores are kept under --stores (default a temp dir) and reused when present: making the 100,000-case store
@@ -84,7 +84,7 @@ def build_one(run_dir: str, out: str, profile: int) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--sizes", default="10000,30000,100000")
     ap.add_argument("--stores", default=os.path.join(tempfile.gettempdir(), "bench-report-stores"))
     ap.add_argument("--profile", type=int, default=0, help="print the top N functions of a cProfile of each build")
     ap.add_argument("--no-browser", action="store_true")
@@ -104,9 +104,14 @@ def main() -> None:
         rows.append((n, wall, used, mb, px))
         print(f"  {n:,} cases x 10 metrics: build {wall:.1f} s wall ({used:.1f} s CPU), HTML {mb:.1f} MB, "
               f"page {px} px", flush=True)
-    print("\n| cases x 10 metrics | build s (wall) | build s (CPU) | HTML MB | page px (1280 / 390 wide) |\n|---|---|---|---|---|")
+    # linearity: CPU seconds per 1,000 cases at each size, and that figure over the smallest size's (1.00: linear)
+    base = rows[0][2] / rows[0][0] if rows else 0.0
+    print("\n| cases x 10 metrics | build s (wall) | build s (CPU) | CPU s per 1,000 cases | per case vs smallest | "
+          "HTML MB | page px (1280 / 390 wide) |\n|---|---|---|---|---|---|---|")
     for n, wall, used, mb, px in rows:
-        print(f"| {n:,} | {wall:.1f} | {used:.1f} | {mb:.1f} | {' / '.join(f'{v:,}' for v in px.values()) or '-'} |")
+        per = used / n
+        print(f"| {n:,} | {wall:.1f} | {used:.1f} | {per * 1000:.2f} | {per / base if base else 0:.2f}x | {mb:.1f} | "
+              f"{' / '.join(f'{v:,}' for v in px.values()) or '-'} |")
     print(f"\nload at the end {os.getloadavg()[0]:.1f}")
 
 

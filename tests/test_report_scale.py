@@ -64,4 +64,68 @@ def test_page_height_stays_bounded(built, browser, width, height):  # noqa: F811
     assert px < MAX_PX, px
 
 
+def _sections(page: str) -> dict[str, str]:
+    """section id -> its HTML (scripts removed), for the sections the page has."""
+    html = re.sub(r"<script[^>]*>.*?</script>", "", page, flags=re.S | re.I)
+    out = {}
+    for m in re.finditer(r'<section id="([^"]+)"', html):
+        out[m.group(1)] = html[m.start():html.find("</section>", m.start())]
+    return out
+
+
+def _shape(section: str) -> dict[str, int]:
+    """What a section lays out: table rows, list items, cases shown in full."""
+    return {"rows": section.count("<tr"), "items": section.count("<li"), "cases in full": section.count("<h4")}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    from reports.build import build
+
+    d = tmp_path_factory.mktemp("scale-small")
+    scaled_run(str(d / "run"), N_SMALL, run_id="scale-small")
+    b = build(str(d / "run"))
+    return b, open(b.html_path, encoding="utf-8").read()
+
+
+N_SMALL = 400
+"""Past the matrix's cap and the divergence section's MANY: every long section already pages at this size."""
+
+
+def test_every_section_lays_out_the_same_at_five_times_the_cases(built, small):
+    """Paging holds section by section: a 2,000-case run lays out as many rows, list items and cases in full in
+    each section as a 400-case run of the same cases (a section that lists every case, divergence or note
+    grows with the run and fails here)."""
+    big, little = _sections(built[1]), _sections(small[1])
+    assert set(big) == set(little) and {"matrix", "divergences", "metrics", "facts", "agreement"} <= set(big)
+    for key in big:
+        assert _shape(big[key]) == _shape(little[key]), key
+    assert len(built[0].report.divergences) > 4 * len(small[0].report.divergences) > 200
+
+
+def test_the_divergence_section_links_a_bounded_number_of_cases(built):
+    from reports.render.html_divergence import FULL_WHEN_MANY, LINKS_PER_GROUP
+
+    b, page = built
+    sec = _sections(page)["divergences"]
+    groups = sec.count('<h3 class="reason">')
+    assert 0 < sec.count("<h4") <= FULL_WHEN_MANY
+    assert sec.count('href="#c-') <= groups * LINKS_PER_GROUP < len(b.report.divergences)
+    assert "tick \"divergent only\" and sort by spread" in sec   # the rest are counted, not listed
+
+
+def test_a_long_block_table_or_list_is_cut_and_counted():
+    """Any metric's own section (the cascade's residual errors, say) goes through the same layout: at 5,000 rows
+    it shows the first TABLE_ROWS and the count; the Markdown keeps them all."""
+    from reports.model.blocks import Block, Table
+    from reports.render.blocks import TABLE_ROWS, html, markdown
+
+    rows = [[f"case-{i}", "a sentence", "0.9"] for i in range(5000)]
+    blk = Block("cascade", "Cascade", [Table(["case", "text", "similarity"], rows), [f"item {i}" for i in range(5000)]])
+    out = html(blk)
+    assert out.count("<tr>") == TABLE_ROWS + 1 and f"The first {TABLE_ROWS:,} of 5,000 rows" in out
+    assert out.count("<li") == TABLE_ROWS + 1 and "and 4,900 more" in out
+    assert "\n".join(markdown(blk)).count("| case-") == 5000
+
+
 from tests.review_browser import browser  # noqa: E402, F401 - fixture

@@ -37,10 +37,14 @@ def confusion(truth, pred) -> Confusion:
     >>> confusion([True, True, False, False], [True, False, True, False])
     Confusion(tp=1, fp=1, fn=1, tn=1)
     """
-    t = [bool(x) for x in truth]
-    p = [bool(x) for x in pred]
-    return Confusion(sum(a and b for a, b in zip(t, p)), sum(b and not a for a, b in zip(t, p)),
-                     sum(a and not b for a, b in zip(t, p)), sum(not a and not b for a, b in zip(t, p)))
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
+
+    t = np.fromiter((bool(x) for x in truth), dtype=bool) if not isinstance(truth, np.ndarray) else truth.astype(bool)
+    p = np.fromiter((bool(x) for x in pred), dtype=bool) if not isinstance(pred, np.ndarray) else pred.astype(bool)
+    m = min(t.size, p.size)   # as zip pairs them
+    t, p = t[:m], p[:m]
+    tp, fp, fn = int((t & p).sum()), int((p & ~t).sum()), int((t & ~p).sum())
+    return Confusion(tp, fp, fn, m - tp - fp - fn)
 
 
 def _div(a: float, b: float) -> float | None:
@@ -181,9 +185,8 @@ def multiplicities(n: int, resamples: int = RESAMPLES, seed: int = SEED):
 
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(resamples, n))
-    counts = np.zeros((resamples, n))
-    np.add.at(counts, (np.repeat(np.arange(resamples), n), idx.ravel()), 1)
-    return counts
+    idx += np.arange(resamples)[:, None] * n   # one count per (resample, item): a bincount of the flat index
+    return np.bincount(idx.ravel(), minlength=resamples * n).reshape(resamples, n).astype(float)
 
 
 def _interval(values, level: float = 0.95):
@@ -245,9 +248,40 @@ def auroc_interval(truth, scores, resamples: int = RESAMPLES, seed: int = SEED) 
         with np.errstate(divide="ignore", invalid="ignore"):
             vals = np.where(den > 0, num / den, np.nan)
     else:
-        idx = [np.repeat(np.arange(t.size), row.astype(int)) for row in c]
-        vals = np.array([np.nan if (a := auroc(t[ix], s[ix])) is None else a for ix in idx])
+        vals = counted_auroc(c, t, s)
     return _interval(vals)
+
+
+def counted_auroc(c, t, s):
+    """:func:`auroc` of each resample given as a row of item counts ``c`` (resamples x n): the counts summed
+    per distinct score, then the chance that an ungrounded item scores lower than a grounded one, ties one
+    half, as :func:`grouped_auroc` counts it. Every sum is of whole and half counts, so each value is the
+    same float as :func:`auroc` of the resample drawn item by item (NaN where it is None).
+
+    >>> import numpy as np
+    >>> t, s = np.array([True, True, False, False]), np.array([0.2, 0.6, 0.6, 0.9])
+    >>> c = np.array([[1, 1, 1, 1], [2, 0, 1, 1], [0, 0, 2, 2]], dtype=float)
+    >>> counted_auroc(c, t, s).tolist()[:2] == [auroc(t, s), auroc([True] * 2 + [False] * 2, [0.2, 0.2, 0.6, 0.9])]
+    True
+    >>> bool(np.isnan(counted_auroc(c, t, s)[2]))
+    True
+    """
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
+
+    t, s = np.asarray(t, dtype=bool), np.asarray(s, dtype=float)
+    _, inv = np.unique(s, return_inverse=True)
+    order = np.argsort(inv, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(inv[order]) != 0])   # where each distinct score begins
+    out = []
+    for rows in np.array_split(np.asarray(c, dtype=float), max(1, len(c) // 250)):   # bounded memory
+        pos = np.add.reduceat((rows * t)[:, order], starts, axis=1)
+        neg = np.add.reduceat((rows * ~t)[:, order], starts, axis=1)
+        above = neg.sum(axis=1, keepdims=True) - np.cumsum(neg, axis=1)   # grounded items scoring higher
+        num = (pos * (above + 0.5 * neg)).sum(axis=1)
+        den = pos.sum(axis=1) * neg.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out.append(np.where(den > 0, num / den, np.nan))
+    return np.concatenate(out) if out else np.zeros(0)
 
 
 def grouped_auroc(t, s, resamples: int = RESAMPLES, seed: int = SEED):
@@ -295,7 +329,9 @@ def at_threshold(truth, scores, threshold: float) -> Point:
     >>> p.confusion, p.recall, p.precision
     (Confusion(tp=1, fp=1, fn=0, tn=1), 1.0, 0.5)
     """
-    c = confusion(truth, [s < threshold for s in scores])
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
+
+    c = confusion(truth, np.asarray(scores, dtype=float) < threshold)
     return Point(threshold, c, accuracy(c), balanced_accuracy(c), precision(c), recall(c), cohen_kappa(c))
 
 
@@ -305,7 +341,9 @@ def sweep(truth, scores) -> list[Point]:
     >>> [p.threshold for p in sweep([True, False], [0.5, 1.0])]
     [0.5, 1.0, 1.000001]
     """
-    cuts = sorted(set(float(s) for s in scores))
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
+
+    cuts = sorted(set(np.unique(np.asarray(scores, dtype=float)).tolist()))
     cuts.append(cuts[-1] + 1e-6 if cuts else 1.0)
     return [at_threshold(truth, scores, t) for t in cuts]
 

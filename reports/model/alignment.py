@@ -73,13 +73,31 @@ class Row:
 def units_from_frame(df) -> list[Unit]:
     """Units from the store's ``units`` DataFrame rows (any number of cases/metrics)."""
     out = []
-    for r in df.itertuples(index=False):
+    cols = [df[c].tolist() for c in ("metric", "idx", "text", "verdict", "raw_verdict", "kind", "span_start",
+                                     "span_end", "reason")]
+    for metric, idx, text, verdict, raw, kind, start, end, reason in zip(*cols):
         span = None
-        if r.span_start is not None and not _nan(r.span_start) and not _nan(r.span_end):
-            span = (int(r.span_start), int(r.span_end))
-        reason = r.reason if isinstance(r.reason, str) else None
-        out.append(Unit(r.metric, int(r.idx), str(r.text), str(r.verdict), str(r.raw_verdict), str(r.kind), span, reason))
+        if start is not None and not _nan(start) and not _nan(end):
+            span = (int(start), int(end))
+        out.append(Unit(metric, int(idx), str(text), str(verdict), str(raw), str(kind), span,
+                        reason if isinstance(reason, str) else None))
     return out
+
+
+def units_by_case(data) -> dict[str, list[Unit]]:
+    """case id -> the units of the run's table on that case (in table order); read once per loaded run (the
+    divergences and the case browser both align every case they show)."""
+    kept = getattr(data, "_units_by_case", None)
+    if kept is not None and kept[0] is data.units:
+        return kept[1]
+    by_case: dict[str, list[Unit]] = {}
+    for u, cid in zip(units_from_frame(data.units), data.units["case_id"].tolist()):
+        by_case.setdefault(cid, []).append(u)
+    try:
+        data._units_by_case = (data.units, by_case)
+    except AttributeError:   # a read-only stand-in: read again next time
+        pass
+    return by_case
 
 
 def _nan(v) -> bool:

@@ -184,15 +184,30 @@ def misattributed(case) -> list[tuple[int, int]]:
     return out
 
 
+def claim_units(units, metric: str) -> dict[str, list[tuple]]:
+    """case id -> (span start, span end, verdict) of the metric's units that are not about the whole answer, in
+    the units table's order: read once per metric, so that :func:`by_units` looks a case up instead of filtering
+    the run's whole table for each case."""
+    out: dict[str, list[tuple]] = {}
+    if units is None or not len(units):
+        return out
+    mine = units[(units["metric"] == metric) & ~units["kind"].isin(WHOLE_UNITS)]
+    for cid, a, b, v in zip(mine["case_id"].tolist(), mine["span_start"].tolist(), mine["span_end"].tolist(),
+                            mine["verdict"].tolist()):
+        out.setdefault(cid, []).append((a, b, v))
+    return out
+
+
 def by_units(probe: Probe, case, metric: str, units) -> str | None:
     """The probe's answer from the metric's claim-level units on the claims the probe is about (None: the metric has
     no such unit there, so the score answers). Only the citation probe reads units: yes when a unit overlapping a
-    misattributed claim is not supported."""
+    misattributed claim is not supported. ``units``: :func:`claim_units` of the metric (or the run's units table)."""
     if units is None or not len(units) or not probe.by_units:
         return None
+    if not isinstance(units, dict):
+        units = claim_units(units, metric)
     spans = misattributed(case)
-    mine = units[(units["case_id"] == case.id) & (units["metric"] == metric) & ~units["kind"].isin(WHOLE_UNITS)]
-    hits = [v for a, b, v in zip(mine["span_start"], mine["span_end"], mine["verdict"])
+    hits = [v for a, b, v in units.get(case.id, ())
             if a is not None and b is not None and a == a and any(a < e and s < b for s, e in spans)]
     if not hits:
         return None
@@ -210,19 +225,46 @@ def combine(answers: list[Answer]) -> Answer:
                   first.reason, first.flags, tuple(c for a in answers for c in a.case_ids))
 
 
-def answers(cells: dict, metric: str, cases, units=None) -> list[Answer]:
+def showing(cases) -> dict[str, list]:
+    """probe key -> the cases of ``cases`` (in their order) that show it; the tags of each distinct tag list are
+    matched once (a large run repeats a few).
+
+    >>> from types import SimpleNamespace as C
+    >>> got = showing([C(id="a", tags=("hedge",)), C(id="b", tags=()), C(id="c", tags=["hedge", "x"])])
+    >>> [c.id for c in got["penalises-hedge"]], got["multi-hop"]
+    (['a', 'c'], [])
+    """
+    out: dict[str, list] = {p.key: [] for p in PROBES}
+    seen: dict = {}
+    for c in cases:
+        raw = getattr(c, "tags", ()) or ()
+        try:
+            keys = seen.get(raw)
+        except TypeError:   # an unhashable tag list: matched on its own
+            raw, keys = tuple(raw), seen.get(tuple(raw))
+        if keys is None:
+            tags = frozenset(raw)
+            keys = seen[raw] = [p.key for p in PROBES if p.tags <= tags]
+        for k in keys:
+            out[k].append(c)
+    return out
+
+
+def answers(cells: dict, metric: str, cases, units=None, shown: dict | None = None) -> list[Answer]:
     """Every probe some case of ``cases`` (Case objects, in run order) shows, answered for ``metric``; ``units`` (the
-    run's units table) lets a probe about one claim read the metric's own verdict on it (:attr:`Probe.by_units`)."""
-    tagged = [(c, frozenset(getattr(c, "tags", ()) or ())) for c in cases]   # each case's tags, once
+    run's units table) lets a probe about one claim read the metric's own verdict on it (:attr:`Probe.by_units`);
+    ``shown``: :func:`showing` of ``cases``, when the caller has it already."""
+    shown = showing(cases) if shown is None else shown
     span = scale(metric)
     out = []
+    claims = None   # the metric's claim-level units by case, read on the first probe that needs them
     for p in PROBES:
         mine = []
-        for c, tags in tagged:
-            if not p.tags <= tags:
-                continue
+        for c in shown[p.key]:
             a = answer(p, cells.get((c.id, metric)), c.id, span)
-            said = by_units(p, c, metric, units) if a.answer in ("yes", "no") else None
+            if p.by_units and a.answer in ("yes", "no") and claims is None:
+                claims = claim_units(units, metric)
+            said = by_units(p, c, metric, claims) if a.answer in ("yes", "no") else None
             mine.append(a if said is None else Answer(a.probe, said, a.value, a.reason, a.flags, a.case_ids))
         if mine:
             out.append(combine(mine))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from reports.model import sections as S
-from reports.model.alignment import align, units_from_frame
+from reports.model.alignment import align, units_by_case
 from reports.model.divergence import in_divergence, spread
 
 CARDS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cards")
@@ -27,9 +27,7 @@ def build(rep) -> dict:
     """``{"metrics": [...], "cases": [...]}``, JSON-ready (see the module docstring)."""
     data = rep.data
     divergent = {dv.case_id for dv in rep.divergences}
-    by_case: dict[str, list] = {}
-    for u, cid in zip(units_from_frame(data.units), data.units["case_id"]):
-        by_case.setdefault(cid, []).append(u)
+    by_case = units_by_case(data)
     compared = [m for m in data.metrics if in_divergence(m)]
     metrics = [{"name": m, "short": rep.shorts[m], "display": rep.names[m], "card": card_text(m) is not None}
                for m in data.metrics]

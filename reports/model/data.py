@@ -119,22 +119,61 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
     try:
         spec, cells, units, calls = store.spec(), store.cells(), store.units(), store.calls()
         stored = store.case_objects()
-        every = all_cells(store)
-        every = every if int(every["repeat"].max() if len(every) else 0) > 0 else None
+        every = all_cells(store) if _has_repeats(store) else None
     finally:
         store.close()
     _known_statuses(path, cells)
-    cells["flags"] = [json.loads(f) if isinstance(f, str) else [] for f in cells["flags"]]
-    units["quotes"] = [json.loads(q) if isinstance(q, str) else [] for q in units["quotes"]]
+    cells["flags"] = _parsed(cells["flags"])
+    units["quotes"] = _parsed(units["quotes"])
     metrics, info = _metrics(spec, cells)
     if stored and cases_path is None:
         cases, order, note = _stored_cases(stored, cells)
     else:
         cases, order, note = _cases(spec, cells, cases_path)
-    seen = list(dict.fromkeys(cells["case_id"]))
-    case_ids = [c for c in order if c in set(seen)] + [c for c in seen if c not in set(order)]
+    seen = list(dict.fromkeys(cells["case_id"].tolist()))
+    seen_set, order_set = set(seen), set(order)
+    case_ids = [c for c in order if c in seen_set] + [c for c in seen if c not in order_set]
     return RunData(os.path.dirname(os.path.abspath(path)), spec, cells, units, calls, metrics, info,
                    case_ids, cases, note, every)
+
+
+def _has_repeats(store) -> bool:
+    """Does the store keep repeats past the run's own cells (``--repeats``)? Asked before every repeat's cells
+    are read (a run without repeats would read its cells twice)."""
+    try:
+        top = store.db.execute("SELECT MAX(repeat) FROM repeat_cells").fetchone()[0]
+    except Exception:  # noqa: BLE001 - a store written before repeats existed has no such table
+        return False
+    return top is not None and int(top) > 0
+
+
+def _parsed(column) -> list:
+    """A JSON column (flags, quotes) as Python lists, [] where it is empty. Each distinct text is parsed once (a
+    large run repeats a few texts, ``[]`` most of all), and each row gets its own copy of the list.
+
+    >>> a = _parsed(["[]", '["x"]', None, "[]"]); a, a[0] is a[3]
+    ([[], ['x'], [], []], False)
+    """
+    memo: dict[str, list] = {}
+    out = []
+    for v in column:
+        if not isinstance(v, str):
+            out.append([])
+            continue
+        got = memo.get(v)
+        if got is None:
+            got = memo[v] = json.loads(v)
+        out.append(_copy(got))
+    return out
+
+
+def _copy(v):
+    """A deep copy of parsed JSON (lists and dicts; strings and numbers are immutable)."""
+    if isinstance(v, list):
+        return [_copy(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _copy(x) for k, x in v.items()}
+    return v
 
 
 def _known_statuses(path: str, cells) -> None:

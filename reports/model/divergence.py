@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reports.model.alignment import Row, align, units_from_frame
+from reports.model.alignment import Row, align, units_by_case
 from reports.model.matrix import build
 from reports.model.orient import unit
 from reports.model.reasons import case_reason, explain_row, row_disagrees
@@ -83,10 +83,7 @@ def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
 
     cells = build(data)
     names = {m: data.info[m].display_name for m in data.metrics}
-    units = units_from_frame(data.units)
-    by_case: dict[str, list] = {}
-    for u, cid in zip(units, data.units["case_id"]):
-        by_case.setdefault(cid, []).append(u)
+    by_case = units_by_case(data)
     out = []
     compared = [m for m in data.metrics if in_divergence(m)]
     for pos, cid in enumerate(data.case_ids):

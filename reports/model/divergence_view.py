@@ -79,24 +79,36 @@ class DivergenceSection:
 
 
 def divergence_section(rep) -> DivergenceSection:
-    """The section for a report (see the module docstring)."""
+    """The section for a report (see the module docstring); built once per report (the HTML and the Markdown
+    renderers both lay it out)."""
 
+    key = (id(rep.divergences), len(rep.divergences), rep.threshold)
+    kept = getattr(rep, "_divergence_section", None)
+    if kept is not None and kept[0] == key:
+        return kept[1]
     at = {dv.case_id: i for i, dv in enumerate(rep.divergences)}
-    out = [GroupView(g.reason, [_case(rep, at[dv.case_id], dv) for dv in g.divergences])
+    shorts, names = rep.shorts, rep.names   # each a dict built on every read: read once here
+    out = [GroupView(g.reason, [_case(rep, at[dv.case_id], dv, shorts, names) for dv in g.divergences])
            for g in groups(rep.divergences)] if rep.divergences else []
-    return DivergenceSection("divergences", S.TITLES["divergences"],
-                             S.INTRO["divergences"].format(threshold=rep.threshold), "None at this threshold.", out)
+    sec = DivergenceSection("divergences", S.TITLES["divergences"],
+                            S.INTRO["divergences"].format(threshold=rep.threshold), "None at this threshold.", out)
+    try:
+        rep._divergence_section = (key, sec)
+    except AttributeError:   # a read-only stand-in: build again next time
+        pass
+    return sec
 
 
-def _case(rep, anchor: int, dv) -> CaseView:
+def _case(rep, anchor: int, dv, shorts: dict, names: dict) -> CaseView:
     metrics = rep.data.metrics
     shown = [m for m in metrics if any(r.marks.get(m) for r in dv.rows)]
     rows = [RowView(S.ROW_KIND.get(row.kind, row.kind), row.text, row.label,
                     [[MarkView(S.mark_text(mk), mk.unit.verdict, mk.unit.text, mk.unit.reason)
                       for mk in row.marks.get(m, [])] for m in shown], dv.row_reasons.get(k) or "")
             for k, row in enumerate(dv.rows)]
-    return CaseView(anchor, dv.case_id, dv.spread, (rep.shorts[dv.low[0]], dv.low[1]),
-                    (rep.shorts[dv.high[0]], dv.high[1]), [(rep.shorts[m], v) for m, v in dv.scores.items()],
-                    rep.data.cases.get(dv.case_id), [(rep.shorts[m], rep.names[m]) for m in shown],
-                    [rep.shorts[m] for m in metrics if m not in shown], rows,
-                    rep.data.cases.get(dv.case_id) is None or rep.data.cases[dv.case_id].annotated)
+    case = rep.data.cases.get(dv.case_id)
+    return CaseView(anchor, dv.case_id, dv.spread, (shorts[dv.low[0]], dv.low[1]),
+                    (shorts[dv.high[0]], dv.high[1]), [(shorts[m], v) for m, v in dv.scores.items()],
+                    case, [(shorts[m], names[m]) for m in shown],
+                    [shorts[m] for m in metrics if m not in shown], rows,
+                    case is None or case.annotated)

@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from reports.model.behaviours import BY_KEY, PROBES, answers
+from reports.model.behaviours import BY_KEY, PROBES, answers, showing
 from reports.model.blocks import Block, Table
 
 CARDS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cards")
@@ -39,10 +39,11 @@ class Fact:
 def from_run(data, cells) -> dict[str, dict[str, Fact]]:
     """metric -> probe key -> fact, from the run's own cells (probes no case of the run shows are absent)."""
     cases = [data.cases[c] for c in data.case_ids if c in data.cases]
+    shown = showing(cases)
     out: dict[str, dict[str, Fact]] = {}
     for m in data.metrics:
         mine = {}
-        for a in answers(cells, m, cases, data.units):
+        for a in answers(cells, m, cases, data.units, shown):
             scored = [c for c in a.case_ids if getattr(cells.get((c, m)), "status", "missing") != "missing"]
             if scored:
                 mine[a.probe.key] = Fact(a.probe.key, a.answer, a.value, a.case_ids, "run")
@@ -82,9 +83,19 @@ def from_card(metric: str, cards_dir: str = CARDS_DIR) -> dict[str, Fact]:
 
 
 def merged(data, cells, cards_dir: str = CARDS_DIR) -> dict[str, dict[str, Fact]]:
-    """metric -> probe key -> fact: the run's own where it has one, else the card's."""
+    """metric -> probe key -> fact: the run's own where it has one, else the card's. Read once per loaded run and
+    cells (the decision table and the facts section both ask)."""
+    key = (id(cells), cards_dir)
+    kept = getattr(data, "_facts_merged", None)
+    if kept is not None and kept[0] == key and kept[1] is cells:
+        return kept[2]
     run = from_run(data, cells)
-    return {m: {**from_card(m, cards_dir), **run.get(m, {})} for m in data.metrics}
+    out = {m: {**from_card(m, cards_dir), **run.get(m, {})} for m in data.metrics}
+    try:
+        data._facts_merged = (key, cells, out)
+    except AttributeError:   # a read-only stand-in: read again next time
+        pass
+    return out
 
 
 def said(facts: dict[str, dict[str, Fact]], metric: str, key: str) -> str | None:

@@ -97,15 +97,16 @@ def metrics_section(rep, resamples: int, dash: str = "\u2013") -> TableSection:
     values (flags named from the vocabulary)."""
     keys = ("scored",) + tuple(k for k in STATUS_ORDER if k != "missing")
     rows, notes = [], []
+    shorts = rep.shorts   # a dict built on every read: read once
     for s in rep.summaries:
         c = s.counts
         ci = f"[{fmt(s.low)}, {fmt(s.high)}]" if s.mean is not None else dash
         rows.append([rep.names[s.metric], fmt(s.mean), ci] + [str(c.get(k, 0)) for k in keys]
                     + [str(getattr(s, "fallbacks", 0))])
         for status, reasons in s.reasons.items():
-            notes += [Note(rep.shorts[s.metric], f"{STATUS_NAMES[status]} ({len(ids)}): {reason}", tuple(ids))
+            notes += [Note(shorts[s.metric], f"{STATUS_NAMES[status]} ({len(ids)}): {reason}", tuple(ids))
                       for reason, ids in reasons]
-        notes += [Note(rep.shorts[s.metric], f"flagged value on {cid}: {flags}") for cid, flags in s.flagged]
+        notes += [Note(shorts[s.metric], f"flagged value on {cid}: {flags}") for cid, flags in s.flagged]
     heads = (["metric", "mean", "95% interval"] + [vocab.status(k).short if k != "scored" else k for k in keys]
              + ["silent fallbacks"])
     return TableSection("metrics", TITLES["metrics"], INTRO["metrics"].format(resamples=resamples), heads, rows,

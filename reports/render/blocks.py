@@ -37,11 +37,21 @@ def markdown(block: Block) -> list[str]:
     return out
 
 
+TABLE_ROWS = 100
+"""Rows a section's table shows in the HTML page; past them it says how many it left out (the Markdown report
+lists them all), so a section's table or list stays a page long whatever the run (a cascade's residual errors at
+100,000 answers, say)."""
+
+
 def html(block: Block) -> str:
-    """The section as one HTML ``<section>`` (every text escaped).
+    """The section as one HTML ``<section>`` (every text escaped); a table shows its first :data:`TABLE_ROWS`
+    rows, a bullet list as many items.
 
     >>> html(Block("k", "T", ["<b>"]))
     '<section id="k"><h2>T</h2><p>&lt;b&gt;</p></section>'
+    >>> long = html(Block("k", "T", [Table(["x"], [[str(i)] for i in range(TABLE_ROWS + 5)])]))
+    >>> long.count("<tr>") - 1, "The first 100 of 105 rows" in long
+    (100, True)
     """
 
     out = [f'<section id="{e(block.key)}"><h2>{e(block.title)}</h2>']
@@ -49,12 +59,17 @@ def html(block: Block) -> str:
         if isinstance(p, Table):
             cap = f"<h3>{e(p.caption)}</h3>" if p.caption else ""
             head = "".join(f"<th>{e(h)}</th>" for h in p.heads)
-            rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in p.rows)
-            out.append(f'{cap}<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>')
+            rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in p.rows[:TABLE_ROWS])
+            more = (f'<p class="small muted">The first {TABLE_ROWS:,} of {len(p.rows):,} rows; the Markdown report '
+                    "(report.md) lists them all.</p>") if len(p.rows) > TABLE_ROWS else ""
+            out.append(f'{cap}<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
+                       f"{more}")
         elif isinstance(p, Plot):
             out.append(f'<figure class="scroll">{svg(p.model)}</figure>')
         elif isinstance(p, list):
-            out.append('<ul class="small">' + "".join(f"<li>{e(x)}</li>" for x in p) + "</ul>")
+            left = (f'<li class="muted">and {len(p) - TABLE_ROWS:,} more; the Markdown report (report.md) lists '
+                    "them all</li>") if len(p) > TABLE_ROWS else ""
+            out.append('<ul class="small">' + "".join(f"<li>{e(x)}</li>" for x in p[:TABLE_ROWS]) + left + "</ul>")
         else:
             out.append(f"<p>{e(p)}</p>")
     return "".join(out) + "</section>"
