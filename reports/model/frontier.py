@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reports.model.blocks import Block, Plot, Table
-from reports.model.decision import FRONTIER_TITLE, TARGET, agreement_title, standings
+from reports.model.decision import CHANCE, FRONTIER_TITLE, TARGET, agreement_title, standings
 
 TITLE = FRONTIER_TITLE
 
@@ -29,6 +29,8 @@ class Point:
     tokens: float
     money: float | None
     latency_ms: float
+    n: int | None = None
+    """Labelled answers the agreement rests on (None: not measured)."""
 
 
 @dataclass
@@ -46,6 +48,8 @@ class Frontier:
     latency: bool = True
     """Drawn against latency too (False on the cards: a reference run's latency is the machine's, not the
     metric's, and the cards are generated deterministically)."""
+    chance: float = CHANCE
+    """Agreement at chance on the y axis (balanced accuracy 0.5); the plot draws it as a line."""
 
     def cost(self, p: Point) -> float:
         return p.money if self.cost_axis.startswith("money") and p.money is not None else p.tokens
@@ -76,7 +80,8 @@ def compute(rep, latency: bool = True) -> Frontier:
             continue
         a = agree.get(c.metric)
         f.points.append(Point(c.metric, rep.shorts[c.metric], a.value if a else None, a.low if a else None,
-                              a.high if a else None, c.calls, c.tokens, c.money_per_answer, c.latency_ms))
+                              a.high if a else None, c.calls, c.tokens, c.money_per_answer, c.latency_ms,
+                              a.n if a else None))
     rated = [p for p in f.points if p.agreement is not None]
     f.front_cost = pareto([(p.metric, f.cost(p), p.agreement) for p in rated])
     f.front_latency = pareto([(p.metric, p.latency_ms, p.agreement) for p in rated]) if latency else []
