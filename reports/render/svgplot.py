@@ -13,7 +13,11 @@ from reports.render.plots import _figure, place_labels, svg_text
 
 FRONT, OTHER, CHANCE = "#1f5f99", "#9aa5b1", "#b0413e"
 WIDTH, PANEL, GAP, HEAD, FOOT = 10.0, 4.2, 0.8, 0.8, 0.55
-"""In inches: the figure's width, each panel's height, the gap between panels, the heading and the foot."""
+"""In inches: the figure's width, each panel's height (at least), the gap between panels, the heading and the
+foot."""
+ROW = 0.26
+"""Inches per metric name in a column of names (9 pt text and the gap to the next): a panel is tall enough
+for a column of every name, so a crowd of any size fits beside its points."""
 LATENCY = "judge latency per answer (ms, one-time loading left out)"
 
 
@@ -90,9 +94,10 @@ def figure(fr):
     panels = [(cost, fr.cost_axis, fr.front_cost)]
     if fr.latency:
         panels.append(({p.metric: p.latency_ms for p in fr.points}, LATENCY, fr.front_latency))
-    height = HEAD + PANEL * len(panels) + GAP * (len(panels) - 1) + FOOT
+    panel = max(PANEL, ROW * sum(p.agreement is not None for p in fr.points) + 0.3)   # room for a column of all
+    height = HEAD + panel * len(panels) + GAP * (len(panels) - 1) + FOOT
     fig = _figure(WIDTH, height)
-    fig.subplots_adjust(left=0.08, right=0.98, top=1 - HEAD / height, bottom=FOOT / height, hspace=GAP / PANEL)
+    fig.subplots_adjust(left=0.08, right=0.98, top=1 - HEAD / height, bottom=FOOT / height, hspace=GAP / panel)
     fig.text(0.08, 1 - 0.08 / height, heading(fr), ha="left", va="top", fontsize=11, linespacing=1.5)
     labels = []
     for k, (xs, x_label, front) in enumerate(panels):
