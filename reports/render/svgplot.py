@@ -105,10 +105,19 @@ def figure(fr):
     return fig, labels
 
 
+_last: list = []
+"""The last model drawn and its SVG: a report shows the frontier inline and writes it beside the Markdown,
+and drawing it (label placement included) is the costly part, so the same finished model is drawn once."""
+
+
 def render(fr) -> str:
     """The frontier (:func:`figure`) as one SVG document."""
+    if _last and _last[0] is fr:
+        return _last[1]
     fig, _ = figure(fr)
-    return svg_text(fig, heading(fr).replace("\n", "; "))
+    text = svg_text(fig, heading(fr).replace("\n", "; "))
+    _last[:] = [fr, text]
+    return text
 
 
 def files(blocks) -> dict[str, str]:
