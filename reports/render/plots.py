@@ -172,7 +172,7 @@ def place_labels(ax, items: list[tuple[float, float, str]], avoid: list | None =
     segs = list(lines or [])
     soft = list(soft or [])
     placed: list = []
-    gap, step, pad = 5 * pt, 7 * pt, 1.5 * pt
+    gap, step, pad = 7.5 * pt, 7 * pt, 1.5 * pt
     inner = (box[0] + 2 * pt, box[1] + 2 * pt, box[2] - 2 * pt, box[3] - 2 * pt)
     ground = {"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"}
     texts = [ax.text(x, y, text, fontsize=fontsize, color=color, zorder=5, bbox=ground) for x, y, text in items]
