@@ -138,7 +138,7 @@ def _align(dx: float, dy: float) -> tuple[str, str]:
 
 
 CROWD = 4
-"""Points this many or more close together (within 21 pt of each other, in a chain) get their labels in a
+"""Points this many or more close together (within 42 pt of each other, in a chain) get their labels in a
 column beside them (:func:`place_labels`)."""
 
 
@@ -277,7 +277,7 @@ def place_labels(ax, items: list[tuple[float, float, str]], avoid: list | None =
                 for i in group:
                     anywhere(i)
 
-    crowds = [g for g in _clusters(pxs, 3 * step) if len(g) >= CROWD]
+    crowds = [g for g in _clusters(pxs, 6 * step) if len(g) >= CROWD]
     for g in crowds:   # the crowds' columns first: they need the most room
         columns(g)
     crowd = {i for g in crowds for i in g}
