@@ -1,5 +1,7 @@
 """The HTML report in headless Chromium: the sections render, a case full of markup stays inert, and
-a screenshot of the first screen is kept as tests/artifacts/report_first_screen.png.
+a screenshot of the first screen is kept as tests/artifacts/report_first_screen.png; the two plots (the
+frontier and the cost chart) are shown page-wide without sideways scrolling, and screenshots of their
+sections are kept as tests/artifacts/report_frontier.png and report_cost.png.
 
 Skipped only when Chromium is absent outside CI; in CI (env CI set) a missing Chromium fails.
 """
@@ -14,6 +16,7 @@ import tempfile
 import pytest
 
 from tests.conftest import ROOT
+from tests.review_browser import browser  # noqa: F401 - the Playwright fixture
 from tests.synthetic import SCRIPT_A, SCRIPT_Q, canonical_run, write_hostile_cases
 
 ARTIFACTS = os.path.join(ROOT, "tests", "artifacts")
@@ -69,6 +72,37 @@ def test_first_screen_screenshot(chromium):
     with open(shot, "rb") as fh:
         data = fh.read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+def test_the_plots_are_page_wide_and_screenshotted(browser):  # noqa: F811 - the fixture
+    """At a laptop's window width the frontier and the cost chart fill most of the page, neither scrolls
+    sideways, the frontier names n and the chance line; the sections' screenshots are kept."""
+    run_dir, _ = canonical_run()
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto(url(os.path.join(run_dir, "index.html")))
+        page.wait_for_function("(() => { const i = document.querySelector('#cost img');"
+                               " return i && i.complete && i.naturalWidth > 0; })()")
+        svg = page.locator("#frontier figure svg")
+        box = svg.bounding_box()
+        assert box["width"] >= 850 and box["height"] >= 450, box   # of a 1,280 px window
+        title = page.evaluate("document.querySelector('#frontier figure svg title').textContent")
+        assert "labelled answers per metric" in title and "dotted: chance (0.5)" in title, title
+        sideways = page.evaluate("[...document.querySelectorAll('#frontier figure, #cost')]"
+                                 ".map(e => e.scrollWidth - e.clientWidth)")
+        assert sideways == [0, 0]
+        natural, shown = page.evaluate("(() => { const i = document.querySelector('#cost img');"
+                                       " return [i.naturalWidth, i.getBoundingClientRect().width]; })()")
+        assert shown >= 900 and shown >= 0.9 * natural, (natural, shown)   # not shrunk to fit
+        os.makedirs(ARTIFACTS, exist_ok=True)
+        for key, name in (("frontier", "report_frontier.png"), ("cost", "report_cost.png")):
+            path = os.path.join(ARTIFACTS, name)
+            page.locator(f"#{key}").screenshot(path=path)
+            with open(path, "rb") as fh:
+                data = fh.read()
+            assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, name
+    finally:
+        page.close()
 
 
 def test_markup_in_a_case_stays_inert(chromium, tmp_path):

@@ -77,6 +77,9 @@ def test_label_with_mouse_and_keyboard_then_kill_and_restart(browser, run_dir, t
         # claim 1: the label by mouse, then its evidence by dragging over the first passage
         page.click("#claims li[data-i='0'] button[data-label='supported']")
         drag_select(page, ctx["id"], 0, end)
+        # the app reads the selection in a task after mouseup, and only then queues the save: wait for the
+        # evidence itself (waiting for "no save pending" alone can pass before the save is queued)
+        page.wait_for_function("window.reviewApp.st.claims[0].evidence.length === 1", timeout=30_000)
         settled(page)
         assert page.locator("#claims li[data-i='0'] .chip").count() == 1
         # claim 2: chosen by mouse, labelled by keyboard; claim 3: the app moves on by itself, keyboard again

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reports.model.blocks import Block, Plot, Table
-from reports.model.decision import FRONTIER_TITLE, TARGET, agreement_title, standings
+from reports.model.decision import CHANCE, FRONTIER_TITLE, TARGET, agreement_title, standings
 
 TITLE = FRONTIER_TITLE
 
@@ -38,6 +38,8 @@ class Point:
     """``judge``, ``compute`` or ``gateway`` (:data:`reports.model.cost.LATENCY_BASIS`)."""
     cache_hits: int = 0
     """The metric's calls answered from the cache (not timed)."""
+    n: int | None = None
+    """Labelled answers the agreement rests on (None: not measured)."""
 
 
 @dataclass
@@ -55,6 +57,8 @@ class Frontier:
     latency: bool = True
     """Drawn against latency too (False on the cards: a reference run's latency is the machine's, not the
     metric's, and the cards are generated deterministically)."""
+    chance: float = CHANCE
+    """Agreement at chance on the y axis (balanced accuracy 0.5); the plot draws it as a line."""
 
     def cost(self, p: Point) -> float:
         return p.money if self.cost_axis.startswith("money") and p.money is not None else p.tokens
@@ -86,7 +90,7 @@ def compute(rep, latency: bool = True) -> Frontier:
         a = agree.get(c.metric)
         f.points.append(Point(c.metric, rep.shorts[c.metric], a.value if a else None, a.low if a else None,
                               a.high if a else None, c.calls, c.tokens, c.money_per_answer, c.latency_ms,
-                              c.latency_p90_ms, c.latency_basis, c.cache_hits))
+                              c.latency_p90_ms, c.latency_basis, c.cache_hits, a.n if a else None))
     rated = [p for p in f.points if p.agreement is not None]
     f.front_cost = pareto([(p.metric, f.cost(p), p.agreement) for p in rated])
     f.front_latency = pareto([(p.metric, p.latency_ms, p.agreement) for p in rated]) if latency else []

@@ -35,7 +35,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums} .matrix td{text-align
 .v-ambiguous{background:#fff3cd} .v-excluded{background:#eeeeee;color:#666}
 .glance li{margin:4px 0} blockquote{margin:6px 0;padding:6px 12px;background:#f8f9fb;border-left:3px solid #c9d1da;white-space:pre-wrap}
 .reason{font-weight:600;color:#7a3e00} img{max-width:100%;height:auto} details{margin:4px 0} code{background:#f1f3f5;padding:0 3px}
-.scroll{overflow-x:auto} .align{font-size:.82em;width:100%} .align th,.align td{padding:3px 5px}
+.scroll{overflow-x:auto} figure svg{max-width:100%;height:auto} .align{font-size:.82em;width:100%} .align th,.align td{padding:3px 5px}
 .align td:nth-child(2){width:17em} .align td:last-child{width:14em}
 .legend span.k{display:inline-block;min-width:60px;text-align:center;border:1px solid #ccc;margin-right:6px;padding:0 4px}
 """

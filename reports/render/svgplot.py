@@ -1,84 +1,123 @@
-"""The cost-quality frontier as a small, deterministic SVG (text: diffable, the same bytes on every
-machine, shown inline in the HTML report and linked from the Markdown report and the cards).
+"""The cost-quality frontier as an SVG drawn by matplotlib (text: the same bytes on every run, shown inline in
+the HTML report and linked from the Markdown report and the cards).
 
-It draws a finished :class:`reports.model.frontier.Frontier` and computes nothing but coordinates.
+It draws a finished :class:`reports.model.frontier.Frontier` and computes nothing but the layout: one panel
+per x axis (cost; latency unless the model leaves it out), stacked so each is as wide as the page, with the
+agreement at chance as a dotted line, n in the heading, and each metric's name placed where it meets no
+other name and no point (:func:`reports.render.plots.place_labels`).
 """
 from __future__ import annotations
 
-import math
-
 from reports.model.blocks import Plot
-from reports.render.markup import e
+from reports.render.plots import _figure, place_labels, svg_text
 
-W, H = 380, 280
-LEFT, RIGHT, TOP, BOTTOM = 52, 16, 28, 44
-FRONT, OTHER = "#1f5f99", "#9aa5b1"
+FRONT, OTHER, CHANCE = "#1f5f99", "#9aa5b1", "#b0413e"
+WIDTH, PANEL, GAP, HEAD, FOOT = 10.0, 4.2, 0.8, 0.8, 0.55
+"""In inches: the figure's width, each panel's height (at least), the gap between panels, the heading and the
+foot."""
+ROW = 0.26
+"""Inches per metric name in a column of names (9 pt text and the gap to the next): a panel is tall enough
+for a column of every name, so a crowd of any size fits beside its points."""
+LATENCY = "judge latency per answer (ms, one-time loading left out)"
 
 
-def _ticks(hi: float) -> list[float]:
-    """Five round ticks from 0 to at least ``hi``.
+def n_note(fr) -> str:
+    """How many labelled answers the agreement rests on.
 
-    >>> _ticks(0), _ticks(3.2), _ticks(1800)
-    ([0.0, 0.25, 0.5, 0.75, 1.0], [0.0, 1.0, 2.0, 3.0, 4.0], [0.0, 500.0, 1000.0, 1500.0, 2000.0])
+    >>> from types import SimpleNamespace as S
+    >>> n_note(S(points=[S(n=24), S(n=24), S(n=None)])), n_note(S(points=[S(n=21), S(n=24)]))
+    ('n = 24 labelled answers per metric', 'n = 21 to 24 labelled answers per metric')
+    >>> n_note(S(points=[S(n=None)]))
+    'n = 0 labelled answers'
     """
-    if hi <= 0:
-        return [0.0, 0.25, 0.5, 0.75, 1.0]
-    mag = 10.0 ** math.floor(math.log10(hi / 4))
-    step = next(s * mag for s in (1, 2, 2.5, 5, 10) if s * mag * 4 >= hi)
-    return [round(i * step, 10) for i in range(5)]
+    ns = [p.n for p in fr.points if getattr(p, "n", None) is not None]
+    if not ns:
+        return "n = 0 labelled answers"
+    lo, hi = min(ns), max(ns)
+    return f"n = {lo:,} labelled answers per metric" if lo == hi else \
+        f"n = {lo:,} to {hi:,} labelled answers per metric"
 
 
-def _fmt(v: float) -> str:
-    return f"{v:,.0f}" if v >= 10 else f"{v:g}"
+def heading(fr) -> str:
+    """The plot's heading: what the y axis is, n, and the key."""
+    return (f"{fr.title}\n{n_note(fr)}; filled and dashed: Pareto front; "
+            f"dotted: chance ({fr.chance:g})")
 
 
-def panel(fr, xs: dict[str, float], x_label: str, front: list[str], dx: int) -> list[str]:
-    """One scatter panel: agreement (0 to 1) against ``xs``."""
-    ticks = _ticks(max(xs.values(), default=0.0))
-    pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
-
-    def X(v):
-        return dx + LEFT + pw * (v / ticks[-1])
-
-    def Y(v):
-        return TOP + ph * (1 - v)
-
-    out = [f'<rect x="{dx + LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#ccd3da"/>']
-    for t in ticks:
-        out.append(f'<text x="{X(t):.1f}" y="{TOP + ph + 14}" font-size="10" text-anchor="middle">{_fmt(t)}</text>')
-    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
-        out.append(f'<line x1="{dx + LEFT}" x2="{dx + LEFT + pw}" y1="{Y(t):.1f}" y2="{Y(t):.1f}" stroke="#eef1f4"/>'
-                   f'<text x="{dx + LEFT - 6}" y="{Y(t) + 3:.1f}" font-size="10" text-anchor="end">{t:.2f}</text>')
-    out.append(f'<text x="{dx + LEFT + pw / 2:.1f}" y="{H - 10}" font-size="11" text-anchor="middle">{e(x_label)}</text>')
-    on = sorted((xs[p.metric], p.agreement) for p in fr.points if p.metric in front and p.agreement is not None)
+def _panel(ax, fr, xs: dict[str, float], x_label: str, front: list[str]) -> list:
+    """One scatter panel: agreement (0 to 1) against ``xs``; returns the metric labels' Text artists."""
+    fig = ax.figure
+    rated = [p for p in fr.points if p.agreement is not None]
+    hi = max([xs[p.metric] for p in fr.points] + [0.0])
+    ax.set_xlim(-0.03 * (hi or 1.0), (hi or 1.0) * 1.12)
+    ax.set_ylim(-0.04, 1.06)
+    ax.set_yticks([0.0, 0.25, 0.5, 0.75, 1.0])
+    ax.grid(axis="y", color="#eef1f4", lw=0.8)
+    ax.set_axisbelow(True)
+    ax.tick_params(labelsize=9)
+    ax.set_xlabel(x_label, fontsize=10)
+    ax.set_ylabel("balanced accuracy", fontsize=10)
+    for s in ("top", "right"):
+        ax.spines[s].set_visible(False)
+    ax.axhline(fr.chance, color=CHANCE, lw=1.0, ls=(0, (1.5, 2)), zorder=1)
+    r = fig.canvas.get_renderer()
+    chance = ax.text(0.995, fr.chance, f"chance {fr.chance:g} ", transform=ax.get_yaxis_transform(),
+                     ha="right", va="bottom", fontsize=8.5, color=CHANCE)
+    avoid = [tuple(chance.get_window_extent(r).extents)]
+    px = ax.transData.transform
+    x0, _, x1, _ = ax.get_window_extent(r).extents
+    y = px((0, fr.chance))[1]
+    soft = [((x0, y), (x1, y))]   # names stay off the chance line (a crowd's column may cross it)
+    lines = []                    # ... and off the intervals and the front
+    on = sorted((xs[p.metric], p.agreement) for p in rated if p.metric in front)
     if len(on) > 1:
-        path = " ".join(f"{X(x):.1f},{Y(y):.1f}" for x, y in on)
-        out.append(f'<polyline points="{path}" fill="none" stroke="{FRONT}" stroke-dasharray="4 3"/>')
-    for p in fr.points:
-        if p.agreement is None:
-            continue
-        x, y, c = X(xs[p.metric]), Y(p.agreement), FRONT if p.metric in front else OTHER
+        ax.plot([x for x, _ in on], [y for _, y in on], color=FRONT, lw=1.0, ls=(0, (4, 3)), zorder=2)
+        lines += [(tuple(px(a)), tuple(px(b))) for a, b in zip(on, on[1:])]
+    for p in rated:
+        c = FRONT if p.metric in front else OTHER
+        x = xs[p.metric]
         if p.low is not None:
-            out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{Y(p.low):.1f}" y2="{Y(p.high):.1f}" stroke="{c}"/>')
-        fill = c if p.metric in front else "#fff"
-        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{fill}" stroke="{c}"><title>{e(p.label)}: '
-                   f'{p.agreement:.2f}</title></circle>'
-                   f'<text x="{x + 6:.1f}" y="{y - 5:.1f}" font-size="9" fill="#333">{e(p.label)}</text>')
-    return out
+            ax.plot([x, x], [p.low, p.high], color=c, lw=1.0, zorder=2)
+            lines.append((tuple(px((x, p.low))), tuple(px((x, p.high)))))
+        ax.plot([x], [p.agreement], marker="o", ms=6, mfc=c if p.metric in front else "#fff", mec=c, mew=1.2,
+                zorder=3)
+    if not rated:
+        ax.text(0.5, 0.75, "no labelled answers: agreement not measured", transform=ax.transAxes, ha="center",
+                fontsize=10, color="#555")
+    order = sorted(rated, key=lambda p: (p.metric not in front, -p.agreement, xs[p.metric], p.label))
+    return place_labels(ax, [(xs[p.metric], p.agreement, p.label) for p in order], avoid=avoid, lines=lines, soft=soft)
+
+
+def figure(fr):
+    """The frontier as a matplotlib figure and its metric labels' Text artists (what a test measures)."""
+    cost = {p.metric: fr.cost(p) for p in fr.points}
+    panels = [(cost, fr.cost_axis, fr.front_cost)]
+    if fr.latency:
+        panels.append(({p.metric: p.latency_ms for p in fr.points}, LATENCY, fr.front_latency))
+    panel = max(PANEL, ROW * sum(p.agreement is not None for p in fr.points) + 0.3)   # room for a column of all
+    height = HEAD + panel * len(panels) + GAP * (len(panels) - 1) + FOOT
+    fig = _figure(WIDTH, height)
+    fig.subplots_adjust(left=0.08, right=0.98, top=1 - HEAD / height, bottom=FOOT / height, hspace=GAP / panel)
+    fig.text(0.08, 1 - 0.08 / height, heading(fr), ha="left", va="top", fontsize=11, linespacing=1.5)
+    labels = []
+    for k, (xs, x_label, front) in enumerate(panels):
+        labels += _panel(fig.add_subplot(len(panels), 1, k + 1), fr, xs, x_label, front)
+    return fig, labels
+
+
+_last: list = []
+"""The last model drawn and its SVG: a report shows the frontier inline and writes it beside the Markdown,
+and drawing it (label placement included) is the costly part, so the same finished model is drawn once."""
 
 
 def render(fr) -> str:
-    """The panels (cost; latency unless the model leaves it out) as one SVG document."""
-    cost = {p.metric: fr.cost(p) for p in fr.points}
-    lat = {p.metric: p.latency_ms for p in fr.points}
-    body = panel(fr, cost, fr.cost_axis, fr.front_cost, 0)
-    if fr.latency:
-        body += panel(fr, lat, "judge latency per answer (ms, one-time loading left out)", fr.front_latency, W)
-    width = 2 * W if fr.latency else W
-    title = f"{fr.title}; filled and dashed: Pareto front"
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{H}" viewBox="0 0 {width} {H}" '
-            f'font-family="DejaVu Sans, sans-serif" role="img" aria-label="{e(title)}">'
-            f'<text x="{LEFT}" y="16" font-size="12">{e(title)}</text>' + "".join(body) + "</svg>\n")
+    """The frontier (:func:`figure`) as one SVG document."""
+    if _last and _last[0] is fr:
+        return _last[1]
+    fig, _ = figure(fr)
+    text = svg_text(fig, heading(fr).replace("\n", "; "))
+    _last[:] = [fr, text]
+    return text
 
 
 def files(blocks) -> dict[str, str]:
