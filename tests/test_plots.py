@@ -32,14 +32,14 @@ def crowded(k: int = 14) -> Frontier:
     """``k`` metrics whose points nearly coincide (agreement 0.800 to 0.813, cost and latency within 1.3%),
     with long names of nearly one length."""
     return _frontier([Point(f"vendor{i}.metric_{i}", f"vendor{i}.faithfulness_{i:02d}", 0.80 + 0.001 * i, 0.60,
-                            0.95, 1.0, 500.0 + i, None, 1000.0 + i, 24) for i in range(k)])
+                            0.95, 1.0, 500.0 + i, None, 1000.0 + i, n=24) for i in range(k)])
 
 
 def scattered(seed: int, k: int = 20) -> Frontier:
     rng = random.Random(seed)
     return _frontier([Point(f"m{i}", f"metric.{'x' * rng.randint(2, 14)}{i}", rng.uniform(0.45, 1.0), None, None,
                             rng.choice([1.0, 2.0]), rng.uniform(0, 2000), None, rng.uniform(0, 300),
-                            rng.randint(20, 24)) for i in range(k)])
+                            n=rng.randint(20, 24)) for i in range(k)])
 
 
 def boxes(fig, texts) -> list[tuple[float, float, float, float]]:
