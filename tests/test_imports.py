@@ -10,11 +10,13 @@ import os
 
 from tests.conftest import ROOT
 
-PACKAGES = ("harness", "adapters", "reports")
-TOP_MODULES = ("harness_cli",)
-FORBIDDEN = {"harness": ("reports", "adapters", "harness_cli"), "adapters": ("reports", "harness_cli"),
-             "reports": ("harness_cli",)}
-"""layer -> the layers it must not import (the composition root, harness_cli, imports them all)."""
+PACKAGES = {"harness": "harness", "adapters": "harness.adapters", "reports": "harness.reports"}
+"""Folder -> the package it is installed as (harness/adapters and harness/reports are symlinks to the folders)."""
+TOP_MODULES = {"harness_cli": "harness.console"}
+"""Top-level file -> the module it is installed as (harness/console.py is a symlink to it)."""
+FORBIDDEN = {"harness": ("reports", "adapters", "console"), "adapters": ("reports", "console"),
+             "reports": ("console",)}
+"""layer -> the layers it must not import (the composition root, harness.console, imports them all)."""
 REPORT_PLUGIN = "report"
 """``adapters.<vendor>.report``: a metric's own report and card sections (its ``report_sections`` and
 ``card_sections`` hooks import it lazily); it builds report blocks, so it may import reports/."""
@@ -25,14 +27,28 @@ annotation through the Case's own views, never through the reference judge."""
 
 def project_modules() -> dict[str, str]:
     """Dotted module name -> file, for every module of the project's packages and top modules."""
-    out = {name: os.path.join(ROOT, f"{name}.py") for name in TOP_MODULES}
-    for pkg in PACKAGES:
-        for folder, _dirs, files in os.walk(os.path.join(ROOT, pkg)):
+    out = {name: os.path.join(ROOT, f"{top}.py") for top, name in TOP_MODULES.items()}
+    for folder_name, pkg in PACKAGES.items():
+        top = os.path.join(ROOT, folder_name)
+        for folder, _dirs, files in os.walk(top):   # the symlinks under harness/ are not followed
             for f in files:
-                if f.endswith(".py"):
-                    rel = os.path.relpath(os.path.join(folder, f), ROOT)[:-3].replace(os.sep, ".")
-                    out[rel[: -len(".__init__")] if rel.endswith(".__init__") else rel] = os.path.join(folder, f)
+                path = os.path.join(folder, f)
+                if f.endswith(".py") and not os.path.islink(path):
+                    rel = f"{pkg}." + os.path.relpath(path, top)[:-3].replace(os.sep, ".")
+                    out[rel[: -len(".__init__")] if rel.endswith(".__init__") else rel] = path
     return out
+
+
+def layer_of(module: str) -> str:
+    """The layer a module belongs to: harness (the engine), adapters, reports or console.
+
+    >>> layer_of("harness.adapters.ragas.faithfulness"), layer_of("harness.reports"), layer_of("harness.core.vocab")
+    ('adapters', 'reports', 'harness')
+    """
+    for name in ("adapters", "reports", "console"):
+        if module == f"harness.{name}" or module.startswith(f"harness.{name}."):
+            return name
+    return "harness"
 
 
 def imports_of(path: str, module: str, known: set[str]) -> set[str]:
@@ -99,7 +115,8 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_is_read():
     g = graph()
     assert "harness.metric.registry" in g and "harness.metric.protocol" in g["harness.metric.registry"]
-    assert "harness.cli.run" in g["harness_cli"] and "reports.commands.report" in g["harness_cli"]
+    assert "harness.cli.run" in g["harness.console"] and "harness.reports.commands.report" in g["harness.console"]
+    assert "harness.adapters.inhouse.span" in g and "harness.reports.build" in g
 
 
 def test_no_import_cycles():
@@ -113,18 +130,19 @@ def test_cycle_detection_finds_a_cycle():
 
 def test_nothing_points_up():
     bad = [f"{m} imports {t}" for m, targets in graph().items() for t in sorted(targets)
-           if (t.split(".")[0] in FORBIDDEN.get(m.split(".")[0], ()) and not is_report_plugin(m, t))
-           or t in FORBIDDEN_MODULES.get(m.split(".")[0], ())]
+           if (layer_of(t) in FORBIDDEN.get(layer_of(m), ()) and not is_report_plugin(m, t))
+           or t in FORBIDDEN_MODULES.get(layer_of(m), ())]
     assert not bad, "\n".join(bad)
 
 
 def is_report_plugin(module: str, target: str) -> bool:
     """A metric's report module importing reports/ (its sections are report blocks).
 
-    >>> is_report_plugin("adapters.cascade.report", "reports.model.blocks")
+    >>> is_report_plugin("harness.adapters.cascade.report", "harness.reports.model.blocks")
     True
-    >>> is_report_plugin("adapters.cascade.similarity_span", "reports.model.blocks")
+    >>> is_report_plugin("harness.adapters.cascade.similarity_span", "harness.reports.model.blocks")
     False
     """
     parts = module.split(".")
-    return len(parts) == 3 and parts[0] == "adapters" and parts[2] == REPORT_PLUGIN and target.startswith("reports.")
+    return (len(parts) == 4 and parts[:2] == ["harness", "adapters"] and parts[3] == REPORT_PLUGIN
+            and target.startswith("harness.reports."))

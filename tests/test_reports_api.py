@@ -20,7 +20,8 @@ def run(tmp_path_factory):
 
 
 def test_importing_reports_loads_nothing():
-    code = "import sys, reports; print(sorted(m for m in sys.modules if m.startswith(('reports.', 'pandas'))))"
+    code = ("import sys; from harness import reports; "
+            "print(sorted(m for m in sys.modules if m.startswith(('harness.reports.', 'pandas'))))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
 
 

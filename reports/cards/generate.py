@@ -332,4 +332,5 @@ def _shown_path(cls) -> str:
     root = os.path.dirname(top)
     if os.path.basename(top) == "__init__.py":
         root = os.path.dirname(root)
-    return os.path.relpath(card_text_path(cls), root).replace(os.sep, "/")
+    # real paths: in a checkout, harness/adapters is a symlink to the top-level adapters/ the card names
+    return os.path.relpath(os.path.realpath(card_text_path(cls)), os.path.realpath(root)).replace(os.sep, "/")
