@@ -18,8 +18,7 @@ from importlib import metadata
 from harness.cases.importers import cli as import_
 from harness.cli import judge, metrics, perturb, run, validate
 from harness.core.errors import BadInput
-
-from reports.commands import agree, calibrate, cards, check, compare, export, report, review, run_report
+from harness.reports.commands import agree, calibrate, cards, check, compare, export, report, review, run_report
 
 COMMANDS = (run, metrics, report, review, agree, calibrate, cards, check, compare, export, import_, validate, perturb,
             judge)

@@ -65,7 +65,7 @@ def page_heights(html_path: str) -> dict[str, int]:
 
 
 def build_one(run_dir: str, out: str, profile: int) -> tuple[float, float]:
-    from reports.build import build
+    from harness.reports.build import build
 
     prof = cProfile.Profile() if profile else None
     c0, t0 = cpu(), time.monotonic()
@@ -90,7 +90,7 @@ def main() -> None:
     ap.add_argument("--no-browser", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.stores, exist_ok=True)
-    import reports.build  # noqa: F401 - imports paid before the clock starts
+    import harness.reports.build  # noqa: F401 - imports paid before the clock starts
 
     print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}", flush=True)
     rows = []

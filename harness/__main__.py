@@ -1,4 +1,4 @@
-"""``python -m harness``: the installed ``harness`` console script (``harness_cli:main``), found
+"""``python -m harness``: the installed ``harness`` console script (``harness.console:main``), found
 through the ``console_scripts`` entry points, so that harness/ never imports the layer above it.
 
 While the package is being reinstalled (``scripts/setup.sh``, ``uv sync`` after a merge), its metadata

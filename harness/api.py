@@ -101,7 +101,7 @@ def evaluate(cases, metrics=None, judge=None, *, report=True, divergence_thresho
         judge: None (the offline reference judge), a :class:`harness.run.runner.JudgeConfig`, or a dict of
             its fields (``url``, ``model``, ``key_env``).
         report: True (default) builds the HTML and Markdown report with the project's builder
-            (``reports.build.report_for_run``); False builds none; a callable ``f(run_dir, threshold) -> path``
+            (``harness.reports.build.report_for_run``); False builds none; a callable ``f(run_dir, threshold) -> path``
             is the report builder to use instead.
         divergence_threshold: the report's divergence threshold (default as ``harness run``).
         **options: ``out_dir`` (default :func:`default_out_dir`, said on stderr with ``progress``), ``run_id``, ``cache_mode``, ``cache_path``,
@@ -180,7 +180,7 @@ def _evaluate(opts, report, threshold: float | None) -> EvalResult:
                       [c.id for c in opts.cases], list(opts.metrics))
 
 
-DEFAULT_REPORT_BUILDER = "reports.build:report_for_run"
+DEFAULT_REPORT_BUILDER = "harness.reports.build:report_for_run"
 """The builder ``report=True`` uses, by name: the engine never imports the report package (a layer above
 it); it loads this one function only when a report is asked for."""
 

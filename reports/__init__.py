@@ -11,7 +11,7 @@ Everything is read from the run store; nothing is scored again. Importing ``repo
     reports.alignment(rep, "cookie-yield")     # each metric's units on the answer's claims
     reports.write(result)                      # write index.html and report.md (``harness report``)
 
-:func:`load` returns :class:`reports.build.Report`: ``data`` (cases, metrics, the store's tables),
+:func:`load` returns :class:`harness.reports.build.Report`: ``data`` (cases, metrics, the store's tables),
 ``cells`` (the score matrix), ``divergences``, ``summaries`` (means with intervals), ``costs``,
 ``cost_png``, ``agreement``, ``decision``, ``names`` and ``shorts`` (display names per metric), and
 ``extra`` (the further sections, by :func:`section` key).
@@ -24,9 +24,9 @@ __all__ = ["alignment", "frames", "load", "markdown", "section", "write"]
 def load(run, threshold: float | None = None):
     """The computed report of ``run``: an :class:`harness.EvalResult`, a run directory or a store path.
     ``threshold``: the divergence threshold (default as ``harness report``)."""
-    from reports.build import compute  # noqa: PLC0415 - lazy: ``import reports`` loads nothing
-    from reports.model.data import load_run  # noqa: PLC0415 - lazy: ``import reports`` loads nothing
-    from reports.model.divergence import DEFAULT_THRESHOLD  # noqa: PLC0415 - lazy
+    from harness.reports.build import compute  # noqa: PLC0415 - lazy: ``from harness import reports`` loads nothing
+    from harness.reports.model.data import load_run  # noqa: PLC0415 - lazy: ``from harness import reports`` loads nothing
+    from harness.reports.model.divergence import DEFAULT_THRESHOLD  # noqa: PLC0415 - lazy
 
     path = getattr(run, "run_dir", run)
     return compute(load_run(str(path)), DEFAULT_THRESHOLD if threshold is None else threshold)
@@ -34,14 +34,14 @@ def load(run, threshold: float | None = None):
 
 def write(run, out_dir: str | None = None):
     """Write ``run``'s HTML and Markdown report (into its run directory unless ``out_dir``); where they went
-    (``html_path``, ``md_path``). (Not ``build``: that name is the module :mod:`reports.build`.)"""
-    from reports.build import build  # noqa: PLC0415 - lazy
+    (``html_path``, ``md_path``). (Not ``build``: that name is the module :mod:`harness.reports.build`.)"""
+    from harness.reports.build import build  # noqa: PLC0415 - lazy
 
     return build(str(getattr(run, "run_dir", run)), out_dir)
 
 
 def section(rep, key: str):
-    """The further section ``key`` of a report (a :class:`reports.model.blocks.Block`: title, paragraphs,
+    """The further section ``key`` of a report (a :class:`harness.reports.model.blocks.Block`: title, paragraphs,
     tables); a KeyError names the sections the report has."""
     for b in rep.extra:
         if b.key == key:
@@ -52,9 +52,9 @@ def section(rep, key: str):
 def frames(rep, key: str) -> dict:
     """The tables of section ``key`` as pandas DataFrames (header cells as columns), by caption (``table N``,
     counted from 1, for a table without one), in the section's order."""
-    import pandas as pd  # noqa: PLC0415 - lazy
+    from harness.reports.model.blocks import Table  # noqa: PLC0415 - lazy
 
-    from reports.model.blocks import Table  # noqa: PLC0415 - lazy
+    import pandas as pd  # noqa: PLC0415 - lazy
 
     tables = [t for t in section(rep, key).parts if isinstance(t, Table)]
     return {t.caption or f"table {i}": pd.DataFrame(t.rows, columns=t.heads) for i, t in enumerate(tables, start=1)}
@@ -62,7 +62,7 @@ def frames(rep, key: str) -> dict:
 
 def markdown(rep, key: str) -> str:
     """Section ``key`` as the Markdown report shows it."""
-    from reports.render import blocks  # noqa: PLC0415 - lazy
+    from harness.reports.render import blocks  # noqa: PLC0415 - lazy
 
     return "\n".join(blocks.markdown(section(rep, key)))
 
@@ -71,10 +71,10 @@ def alignment(rep, case_id: str):
     """One case's answer, row by row (its annotated claims, else its sentences), with each metric's units
     that land on the row (``verdict (raw verdict)``, ``[shared]`` when a unit spans several rows), one
     column per metric (short names), as the report's divergence section shows it."""
-    import pandas as pd  # noqa: PLC0415 - lazy
+    from harness.reports.model.alignment import align, units_from_frame  # noqa: PLC0415 - lazy
+    from harness.reports.model.sections import mark_text  # noqa: PLC0415 - lazy
 
-    from reports.model.alignment import align, units_from_frame  # noqa: PLC0415 - lazy
-    from reports.model.sections import mark_text  # noqa: PLC0415 - lazy
+    import pandas as pd  # noqa: PLC0415 - lazy
 
     data = rep.data
     if case_id not in data.case_ids:

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 
 from harness.core.redact import register_judge_key, scrub
 from harness.core.terminal import printable
-
-from reports.model import (
+from harness.reports.model import (
     agreement,
     agreement_section,
     cost,
@@ -27,11 +26,11 @@ from reports.model import (
     stats,
     team_section,
 )
-from reports.model.data import load_run, metric_classes
-from reports.model.divergence import DEFAULT_THRESHOLD
-from reports.model.header import judge_lines, versions  # noqa: F401 - re-exported
-from reports.render import html, markdown, plots
-from reports.render.svgplot import files
+from harness.reports.model.data import load_run, metric_classes
+from harness.reports.model.divergence import DEFAULT_THRESHOLD
+from harness.reports.model.header import judge_lines, versions  # noqa: F401 - re-exported
+from harness.reports.render import html, markdown, plots
+from harness.reports.render.svgplot import files
 
 
 @dataclass
@@ -48,22 +47,22 @@ class Report:
     totals: tuple[int, int, int]
     cost_png: bytes = field(repr=False)
     extra: list = field(default_factory=list)
-    """More sections as ``reports.model.blocks.Block`` (agreement with human labels, the similarity cascade),
+    """More sections as ``harness.reports.model.blocks.Block`` (agreement with human labels, the similarity cascade),
     rendered by both the HTML and the Markdown report."""
     agreement: list | None = None
-    """Per-metric agreement with the human labels (``reports.model.agreement.compute``)."""
+    """Per-metric agreement with the human labels (``harness.reports.model.agreement.compute``)."""
     decision: object = None
-    """The decision table (``reports.model.decision.compute``)."""
+    """The decision table (``harness.reports.model.decision.compute``)."""
     stability: object = None
-    """Judge stability across repeats (``reports.model.stability.compute``)."""
+    """Judge stability across repeats (``harness.reports.model.stability.compute``)."""
     frontier: object = None
-    """The cost-quality frontier (``reports.model.frontier.compute``)."""
+    """The cost-quality frontier (``harness.reports.model.frontier.compute``)."""
     labels: object = None
-    """Where the team's labels came from (``reports.review.team.Provenance``), when ``--labels`` gave them."""
+    """Where the team's labels came from (``harness.reports.review.team.Provenance``), when ``--labels`` gave them."""
     card_notes: dict = field(default_factory=dict)
     """metric -> the line its card carries in this report (agreement with the team's labels)."""
     estimates: dict | None = None
-    """metric -> ``reports.model.decision.Standing`` from another estimator, read by the decision table and the
+    """metric -> ``harness.reports.model.decision.Standing`` from another estimator, read by the decision table and the
     frontier instead of the plain agreement (the hook ``decision.standings`` documents); None: the plain one."""
 
     @property
@@ -89,8 +88,8 @@ class Built:
 
 
 def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
-    """All sections of the report for one run; ``labels`` (``reports.review.team.TeamLabels``, already on
-    ``data``'s cases: ``reports.review.team.apply``) adds where they came from; a review's design weights
+    """All sections of the report for one run; ``labels`` (``harness.reports.review.team.TeamLabels``, already on
+    ``data``'s cases: ``harness.reports.review.team.apply``) adds where they came from; a review's design weights
     (``data.label_weights``, set by :func:`build`) add the estimates block."""
 
     cells = matrix.build(data)
@@ -124,7 +123,7 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
 
 def extra_sections(data, names: dict[str, str], agreement_results: list) -> list:
     """The agreement section, then each metric's own sections (its ``report_sections``, in display order),
-    as ``reports.model.blocks.Block``."""
+    as ``harness.reports.model.blocks.Block``."""
     blocks = [agreement_section.section(data, agreement_results, names), label_estimates_block(data, names)]
     for cls in metric_classes(data):
         if cls.report_sections is not None:
@@ -151,7 +150,7 @@ def design_standings(data) -> dict | None:
 
 def _label_results(data, weights):
     """The design-weighted estimates of the run, computed once per report."""
-    from reports.model import label_estimates  # noqa: PLC0415 - only with a review's labels
+    from harness.reports.model import label_estimates  # noqa: PLC0415 - only with a review's labels
 
     if getattr(data, "_label_results", None) is None:
         data._label_results = label_estimates.compute(data, weights)
@@ -161,9 +160,9 @@ def _label_results(data, weights):
 def label_estimates_block(data, names: dict[str, str]):
     """The design-weighted estimates over the whole run, when the run's labels come from a review sample: the
     caller that puts a labels file into the run sets ``data.label_weights`` (case id -> 1 / inclusion
-    probability, :func:`reports.review.waves.design_weights`) and ``data.label_source`` (where the labels came
+    probability, :func:`harness.reports.review.waves.design_weights`) and ``data.label_source`` (where the labels came
     from); None otherwise (a fully annotated run's agreement section already covers every answer)."""
-    from reports.model import estimates_section, label_estimates  # noqa: PLC0415 - only with a review's labels
+    from harness.reports.model import estimates_section, label_estimates  # noqa: PLC0415 - only with a review's labels
 
     weights = getattr(data, "label_weights", None)
     if not weights:
@@ -180,7 +179,7 @@ def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRES
     """Build and write the report of RUN (a run directory, a store path, or a run id under ``runs_dir``);
     ``prices`` (``harness.judge.accounting.prices_from_args``) replaces the price table the run recorded;
     ``labels`` (a labels file of harness review, or annotated cases) puts a team's labels on the run's
-    stored cells (:mod:`reports.review.team`; ValueError naming the file for bad labels)."""
+    stored cells (:mod:`harness.reports.review.team`; ValueError naming the file for bad labels)."""
 
     data = load_run(run, runs_dir, cases_path)
     if prices is not None:
@@ -188,11 +187,11 @@ def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRES
     register_judge_key(data.spec)
     team = None
     if labels is not None:
-        from reports.review import team as team_labels  # noqa: PLC0415 - lazy: only with --labels
+        from harness.reports.review import team as team_labels  # noqa: PLC0415 - lazy: only with --labels
 
         data, team = team_labels.apply(data, team_labels.load(labels, data.cases, data.run_id, reviewers))
         if team.weights:   # a review's sample: the design-weighted estimates block (label_estimates_block)
-            from reports.review.estimates import human_and_alt  # noqa: PLC0415 - lazy: only with a labels file
+            from harness.reports.review.estimates import human_and_alt  # noqa: PLC0415 - lazy: only with a labels file
 
             p = team.provenance
             data.label_weights = team.weights

@@ -17,10 +17,9 @@ import os
 import tempfile
 from pathlib import Path
 
+from harness.reports.model import mlflow_rows
+from harness.reports.model.data import load_run
 from harness.store.runstore import RunStore
-
-from reports.model import mlflow_rows
-from reports.model.data import load_run
 
 TABLES = ("cells", "units", "calls")
 FORMATS = ("jsonl", "parquet", "mlflow")

@@ -28,11 +28,10 @@ def _claim_units(case, raw_of, norm_of, kind="claim"):
 
 def synthetic_cell(metric: str, case) -> CellResult:
     """What ``metric``'s definition gives on ``case`` under the reference label table (imitation)."""
+    from harness.adapters.ragas.judge import rg_rating
+    from harness.adapters.trulens.judge import sentence_score
     from harness.core.spans import sentence_spans
     from harness.metric import registry
-
-    from adapters.ragas.judge import rg_rating
-    from adapters.trulens.judge import sentence_score
 
     nli = registry.get("ragas.faithfulness").label_reading
     deepeval = registry.get("deepeval.faithfulness").label_reading

@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 from harness.cases.load import load_cases
+from harness.reports.review.labelled import NOT_LABELLED, UNRESOLVED, collect
+from harness.reports.review.store import LabelStore
 
 import pytest
 
-from reports.review.labelled import NOT_LABELLED, UNRESOLVED, collect
-from reports.review.store import LabelStore
 from tests.conftest import CANONICAL, ROOT
 from tests.synthetic import synthetic_run
 
@@ -151,11 +151,11 @@ def test_next_wave_draws_new_answers_with_their_probabilities(review):
 
 
 def test_the_report_shows_the_estimates_when_the_labels_come_from_a_review(review):
-    from reports.build import compute
-    from reports.model.data import load_run
-    from reports.render import markdown
-    from reports.review.agree import with_labels
-    from reports.review.estimates import gather
+    from harness.reports.build import compute
+    from harness.reports.model.data import load_run
+    from harness.reports.render import markdown
+    from harness.reports.review.agree import with_labels
+    from harness.reports.review.estimates import gather
 
     run, labels, _, _ = review
     plain = markdown.render(compute(load_run(run)))
@@ -176,9 +176,9 @@ def test_saving_in_adjudication_mode_names_the_adjudicator(tmp_path, review):
     import asyncio
     import shutil
 
-    from aiohttp.test_utils import TestClient, TestServer
+    from harness.reports.review.server import make_app
 
-    from reports.review.server import make_app
+    from aiohttp.test_utils import TestClient, TestServer
 
     _, labels, cases, flipped = review
     copy = str(tmp_path / "l.sqlite")

@@ -6,9 +6,10 @@ import sqlite3
 import subprocess
 import sys
 
+from harness.reports.model import agreement_stats as A
+
 import pytest
 
-from reports.model import agreement_stats as A
 from tests.conftest import ROOT
 
 # Ten answers: the first four ungrounded by the humans. Scores: higher = better grounded.

@@ -43,7 +43,7 @@ def test_location_detail_rounds_the_score():
 
 
 def test_trulens_filter_echo_without_its_stop_is_the_same_sentence():
-    from adapters.trulens.units import sentence_units
+    from harness.adapters.trulens.units import sentence_units
 
     case = Case("c", "q", (Context("1", "Bake at 350 F."),), "Bake at 350 F. Great question!", None)
     entry = {"criteria": "Bake at 350 F", "supporting_evidence": "Criteria: x\nSupporting Evidence: Bake at 350 F.",

@@ -17,7 +17,7 @@ from tests.conftest import CANONICAL
 
 NAME = "azure.groundedness"
 HERE = find_spec("azure") is not None and find_spec("azure.ai.evaluation") is not None
-CLI = "import sys; from harness_cli import main; raise SystemExit(main(sys.argv[1:]))"
+CLI = "import sys; from harness.console import main; raise SystemExit(main(sys.argv[1:]))"
 
 
 def _cli(*args, cwd=None):

@@ -3,7 +3,7 @@ the metric on the canonical cases, in a fresh process whose every socket connect
 is logged (the sitecustomize of ``tests/test_vendor_offline_more.py``), inside a network namespace of
 its own with only the loopback interface up (``unshare -n``, when the machine allows it), finishes every
 case (0 errors), connects to nothing but 127.0.0.1 (the cell's relay into the gateway: Azure's client
-needs a real URL, :mod:`adapters.azure.relay`), and writes nothing to ``HOME`` or the working
+needs a real URL, :mod:`harness.adapters.azure.relay`), and writes nothing to ``HOME`` or the working
 directory; the committed card is what that run makes. Runs where the vendor is installed (``.venv-azure``); elsewhere it is skipped, saying so.
 """
 from __future__ import annotations
@@ -71,7 +71,7 @@ def test_a_default_run_scores_every_case_offline_through_loopback_only(tmp_path)
         print("ran in a private network namespace (loopback only)")
     # the committed card is what this reference run of the canonical set makes (`harness cards --from-run`
     # in .venv-azure; the main environment's card check leaves it alone: registry.apart())
-    from reports.cards.generate import generate
+    from harness.reports.cards.generate import generate
 
     card = generate(str(out / "offline"))["azure.groundedness.md"]
     with open(os.path.join(ROOT, "reports", "cards", "azure.groundedness.md"), encoding="utf-8") as fh:

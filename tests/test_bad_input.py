@@ -39,7 +39,7 @@ def _expected(entry, path: str) -> str:
 
 @pytest.mark.parametrize("entry", TABLE, ids=[e["id"] for e in TABLE])
 def test_bad_input_exits_2_with_the_exact_message(entry, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     path = _path(entry, tmp_path)
     out = tmp_path / "out"
@@ -79,7 +79,7 @@ def test_every_corpus_file_is_in_the_table():
 
 def test_the_valid_base_file_runs_and_exits_0(tmp_path, capsys):
     """Each bad file is this valid case with one defect: the control."""
-    from harness_cli import main
+    from harness.console import main
 
     rc = main(["run", "--cases", os.path.join(HERE, "valid.jsonl"), "--metrics", "inhouse.span",
                "--out", str(tmp_path), "--run-id", "ok", "--no-progress"])
@@ -100,8 +100,7 @@ def test_an_unreadable_case_file(tmp_path, capsys, monkeypatch):
     """A PermissionError reading the file is one line, not a traceback (root reads any file, so the
     open is made to fail the way it does for a normal user)."""
     import harness.cases.load as cases_mod
-
-    from harness_cli import main
+    from harness.console import main
 
     path = tmp_path / "locked.jsonl"
     path.write_text(open(os.path.join(HERE, "valid.jsonl")).read())
@@ -117,7 +116,7 @@ def test_an_unreadable_case_file(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc, a directory no user can write")
 def test_out_in_a_directory_that_cannot_be_written(tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     rc = main(["run", "--cases", os.path.join(HERE, "valid.jsonl"), "--out", "/proc/harness-out", "--no-progress"])
     err = capsys.readouterr().err

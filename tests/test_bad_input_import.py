@@ -30,7 +30,7 @@ def _file(name: str, tmp_path) -> str:
 
 @pytest.mark.parametrize("entry", TABLE, ids=[e["id"] for e in TABLE])
 def test_bad_export_exits_2_with_one_line(entry, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     files = [_file(f, tmp_path) for f in entry["files"]]
     out = tmp_path / "cases.jsonl"

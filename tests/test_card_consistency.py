@@ -9,14 +9,14 @@ import glob
 import json
 import os
 
+from harness.reports.model.behaviours import BY_KEY, answers, by_units
+from harness.reports.model.data import load_run
+from harness.reports.model.matrix import build
+from harness.reports.model.orient import scale, unit
 from harness.run.runner import RunOptions, run
 
 import pytest
 
-from reports.model.behaviours import BY_KEY, answers, by_units
-from reports.model.data import load_run
-from reports.model.matrix import build
-from reports.model.orient import scale, unit
 from tests.conftest import ROOT
 
 FACTS = sorted(glob.glob(os.path.join(ROOT, "reports", "cards", "*.facts.json")))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import re
 
+from harness.reports.cards.generate import generate, write_cards
+
 import pytest
 
-from reports.cards.generate import generate, write_cards
 from tests.conftest import ROOT
 from tests.synthetic import canonical_run
 

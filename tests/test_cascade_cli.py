@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import os
 
+from harness.console import main
+
 import pytest
 
-from harness_cli import main
 from tests.conftest import ROOT
 
 CASES = os.path.join(ROOT, "datasets", "canonical.jsonl")
@@ -121,9 +122,8 @@ def test_calibrate_bad_options_exit_2(tmp_path, capsys):
 def test_held_out_figures_add_up_from_the_stored_cells(calibrated):
     """Coverage, escalation and cost of the held-out replay are the stored cells' own figures."""
     from harness.cases.load import load_cases
+    from harness.reports.model.cascade_calibration import calibrate_run, labels_of, parse_stages
     from harness.store.runstore import RunStore
-
-    from reports.model.cascade_calibration import calibrate_run, labels_of, parse_stages
 
     _, runs, _ = calibrated
     store = os.path.join(runs, "labelled", "store.sqlite")

@@ -8,7 +8,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-from harness_cli import main
+from harness.console import main
+
 from tests.conftest import CANONICAL, ROOT
 
 WORSE = 8

@@ -23,7 +23,7 @@ def errored_run(tmp_path, canonical):
 
 
 def test_junit_is_valid_xml_and_the_terminal_gets_no_escape(errored_run, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     path = errored_run / "junit.xml"
     rc = main(["check", "c", "--out", str(errored_run), "--max-errors", "0", "--junit", str(path)])
@@ -37,7 +37,7 @@ def test_junit_is_valid_xml_and_the_terminal_gets_no_escape(errored_run, capsys)
 
 
 def test_a_run_table_shows_a_hostile_id_escaped(errored_run, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     rc = main(["check", "c", "--out", str(errored_run), "--max-errors", "1"])
     out = capsys.readouterr().out
@@ -45,7 +45,7 @@ def test_a_run_table_shows_a_hostile_id_escaped(errored_run, capsys):
 
 
 def test_junit_pointing_at_a_directory_is_one_line_exit_2(errored_run, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     target = errored_run / "a-dir"
     target.mkdir()

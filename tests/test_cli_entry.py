@@ -64,5 +64,5 @@ def test_metadata_that_never_settles_is_one_line_exit_2(capsys):
     with pytest.raises(SystemExit):
         find_script(lambda **kw: [EP("a:main"), EP("b:main")], wait_s=0.0)
     assert "2 different (a:main, b:main)" in capsys.readouterr().err
-    one = EP("harness_cli:main")
-    assert find_script(lambda **kw: [one, EP("harness_cli:main")], wait_s=0.0).value == "harness_cli:main"
+    one = EP("harness.console:main")
+    assert find_script(lambda **kw: [one, EP("harness.console:main")], wait_s=0.0).value == "harness.console:main"

@@ -137,11 +137,10 @@ def test_requests_use_deepevals_own_protocol_for_the_model_id(observed):
 @pytest.mark.parametrize("model,kind", [("gpt-4o-2024-08-06", "json_schema"), ("reference-judge", None)])
 def test_deepevals_registry_picks_structured_output_as_in_stock_use(model, kind):
     """The harness's model asks for structured output exactly when DeepEval's own class would."""
+    from harness.adapters.deepeval._model import GatewayModel
     from harness.metric.protocol import Endpoint
 
     from deepeval.models import OpenAIModel
-
-    from adapters.deepeval._model import GatewayModel
 
     endpoint = Endpoint("http://127.0.0.1:9/cell/r/c/deepeval.faithfulness/v1", model)
     stock = OpenAIModel(model=model, base_url=endpoint.base_url, api_key="x")
@@ -158,7 +157,7 @@ def test_verdict_vocabulary_is_yes_no_borderline():
 
 def test_templates_hold_what_the_judge_parses(recorded):
     """The section headers and first words ``judge.py`` relies on are in the recorded templates."""
-    from adapters.deepeval import judge
+    from harness.adapters.deepeval import judge
 
     steps = recorded["steps"]["deepeval.faithfulness"]
     for start, step in judge.PROMPT_STEP:

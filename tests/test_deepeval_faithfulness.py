@@ -103,10 +103,10 @@ def test_idk_verdict_is_an_error_naming_the_step():
 
 def test_schema_violation_is_explained_naming_the_schema():
     """A reply that reaches DeepEval but fails its pydantic schema (no retry by DeepEval)."""
+    from harness.adapters.deepeval._model import explain
+
     import pydantic
     from deepeval.metrics.faithfulness.schema import Verdicts
-
-    from adapters.deepeval._model import explain
 
     with pytest.raises(pydantic.ValidationError) as err:
         Verdicts.model_validate({"verdicts": [{"verdict": "idk", "reason": None}]})

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import json
 
+from harness.adapters.deepeval import judge
 from harness.metric.protocol import Endpoint, JudgeRequest, UnrecognisedRequest
 
 import pytest
 
-from adapters.deepeval import judge
 from tests.contracts.deepeval_case import CASE, fill, load_fixture
 
 T = {step: v["template"] for step, v in load_fixture()["steps"]["deepeval.faithfulness"].items()
@@ -99,9 +99,9 @@ def endpoint():
 
 def test_model_reuses_one_client_on_the_shared_pool(endpoint):
     """Shim ``load_model``: one client per cell on the run's pool (stock: a new client per call)."""
-    from deepeval.models import OpenAIModel
+    from harness.adapters.deepeval._model import GatewayModel
 
-    from adapters.deepeval._model import GatewayModel
+    from deepeval.models import OpenAIModel
 
     model = GatewayModel(endpoint)
     client = model.load_model(async_mode=True)
@@ -113,7 +113,7 @@ def test_model_reuses_one_client_on_the_shared_pool(endpoint):
 
 
 def test_metric_is_fresh_per_cell_with_llm_eval_mode(endpoint, monkeypatch):
-    from adapters.deepeval._model import build_metric
+    from harness.adapters.deepeval._model import build_metric
 
     monkeypatch.setenv("DEEPEVAL_EVAL_MODE", "system_one")
     a, b = build_metric(endpoint, False), build_metric(endpoint, True)
@@ -134,7 +134,7 @@ def test_importing_the_model_module_first_leaves_no_files(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPEVAL_")}
     env["PYTHONPATH"] = ROOT
-    out = subprocess.run([sys.executable, "-c", "import adapters.deepeval._model"], cwd=tmp_path, env=env,
+    out = subprocess.run([sys.executable, "-c", "import harness.adapters.deepeval._model"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout == "" and sorted(os.listdir(tmp_path)) == []

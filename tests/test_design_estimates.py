@@ -1,19 +1,19 @@
-"""The design-weighted agreement estimates (:mod:`reports.model.design_estimates`) are unbiased and their 95%
+"""The design-weighted agreement estimates (:mod:`harness.reports.model.design_estimates`) are unbiased and their 95%
 intervals cover the whole run's figure about 95% of the time when only part of a review sample is labelled.
 
 A run of 1,500 answers with known truth and metric verdicts; 1,000 review samples of 150 drawn with the review's
 design (probability proportional to size, half uniform and half toward the answers where metrics disagree, which
-here are the metric's errors; :func:`reports.review.sampling.probabilities`) and labelled only for the first 100 of
+here are the metric's errors; :func:`harness.reports.review.sampling.probabilities`) and labelled only for the first 100 of
 the seeded review order. The sample leans hard toward errors, so the plain mean is far off; the weighted one is
 not. The claim-level check does the same with answers of one to five claims whose errors cluster by answer.
 """
 from __future__ import annotations
 
+from harness.reports.model import design_estimates as D
+from harness.reports.review.sampling import probabilities
+
 import numpy as np
 import pytest
-
-from reports.model import design_estimates as D
-from reports.review.sampling import probabilities
 
 N, DRAWN, LABELLED, SIMS, RESAMPLES = 1500, 150, 100, 1000, 400
 

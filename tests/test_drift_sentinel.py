@@ -35,8 +35,8 @@ def _facts(tmp_path, run_id):
 
 
 def _compare(tmp_path, a, b):
-    from reports.model.compare import compare
-    from reports.model.data import load_run
+    from harness.reports.model.compare import compare
+    from harness.reports.model.data import load_run
 
     return compare(load_run(a, str(tmp_path)), load_run(b, str(tmp_path)))
 
@@ -45,8 +45,7 @@ def _upgrade(monkeypatch):
     """Run B's world: another vendor version recorded, another verify prompt sent, another score computed
     from the same verdicts (every claim's verdict as before, the score halved)."""
     import harness.run.cellwork as cellwork
-
-    from adapters.inhouse import ask, span
+    from harness.adapters.inhouse import ask, span
 
     monkeypatch.setattr(cellwork, "vendor_versions", lambda metric: "inhouse-vendor 2.0")
     original = ask.prompt
@@ -77,7 +76,7 @@ def test_every_cell_records_vendor_prompt_and_judge(tmp_path, three):
 
 
 def test_the_same_runs_name_nothing(tmp_path, three):
-    from reports.model.compare import AGREE
+    from harness.reports.model.compare import AGREE
 
     _run(tmp_path, three, "a")
     _run(tmp_path, three, "b")
@@ -104,7 +103,7 @@ def test_compare_names_a_changed_vendor_version_and_prompt_hash(tmp_path, three,
 
 
 def test_the_drift_card_from_two_recorded_runs(tmp_path, three, monkeypatch):
-    from reports.cards.drift import write_card
+    from harness.reports.cards.drift import write_card
 
     _run(tmp_path, three, "a")
     with monkeypatch.context() as mp:
@@ -130,7 +129,7 @@ def test_a_store_without_the_sentinel_is_not_recorded(tmp_path, three):
     store.close()
     cmp = _compare(tmp_path, "a", "b")
     assert not cmp.drift.recorded
-    from reports.cards.drift import write_card
+    from harness.reports.cards.drift import write_card
 
     with pytest.raises(ValueError, match="drift sentinel"):
         write_card(cmp, str(tmp_path / "x.md"))

@@ -335,7 +335,7 @@ def test_two_runs_with_the_same_seed_fault_the_same_calls(canonical, tmp_path):
 # --- the CLI --------------------------------------------------------------------------------------
 
 def test_cli_fault_run_prints_the_spec_and_loses_nothing(tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     rc = main(["run", "--metrics", "inhouse.span", "--out", str(tmp_path), "--run-id", "f", "--no-progress",
                "--faults", "500=0.1,429=0.1,malformed=0.1,retry_after=0.01", "--fault-seed", "7"])
@@ -348,9 +348,8 @@ def test_cli_fault_run_prints_the_spec_and_loses_nothing(tmp_path, capsys):
 
 
 def test_cli_run_where_every_judge_call_fails_exits_1_with_reasons(tmp_path, capsys):
+    from harness.console import main
     from harness.store.runstore import RunStore
-
-    from harness_cli import main
 
     rc = main(["run", "--metrics", "inhouse.span", "--out", str(tmp_path), "--run-id", "dead", "--no-progress",
                "--faults", "500=1", "--retries", "1"])
@@ -377,7 +376,7 @@ def test_cli_run_where_every_judge_call_fails_exits_1_with_reasons(tmp_path, cap
     (["--fault-seed", "3"], "harness: --fault-seed needs --faults"),
 ], ids=["unknown-kind", "bad-rate", "seed-alone"])
 def test_cli_bad_fault_options_exit_2_and_create_nothing(argv, message, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     assert main(["run", "--out", str(tmp_path), *argv]) == 2
     assert capsys.readouterr().err.startswith(message)

@@ -50,8 +50,8 @@ def world():
     """A folder anyone may enter (the read-only probes run as another user) with a finished run of the canonical
     cases and a labels file holding a sample of it."""
     from harness.cases.load import load_cases
+    from harness.console import main
 
-    from harness_cli import main
     from tests.conftest import CANONICAL
     from tests.synthetic import synthetic_run
 
@@ -68,7 +68,7 @@ def world():
 @pytest.fixture(autouse=True)
 def never_serve(monkeypatch):
     """A probe must be refused before the review app serves (it would serve until stopped)."""
-    import reports.review.server as server
+    import harness.reports.review.server as server
 
     async def serve(*a, **k):
         raise AssertionError("the review app started serving a hostile input")
@@ -106,8 +106,8 @@ def _body(probe, labels: str) -> bytes:
     if gen == "@int-5000":
         return b'{"claims": [], "abstention": false, "answerable": true, "n": ' + b"7" * 5000 + b"}"
     if gen == "@initial-state":
-        from reports.review import answers
-        from reports.review.store import LabelStore
+        from harness.reports.review import answers
+        from harness.reports.review.store import LabelStore
 
         store = LabelStore.open_existing(labels)
         try:
@@ -118,10 +118,10 @@ def _body(probe, labels: str) -> bytes:
 
 
 def _review_http(probe, world, tmp_path, capsys):
-    from aiohttp.test_utils import TestClient, TestServer
+    from harness.reports.review.server import make_app
+    from harness.reports.review.store import LabelStore
 
-    from reports.review.server import make_app
-    from reports.review.store import LabelStore
+    from aiohttp.test_utils import TestClient, TestServer
 
     labels = str(tmp_path / "labels.sqlite")
     shutil.copy(world["labels"], labels)
@@ -154,7 +154,7 @@ def _review_http(probe, world, tmp_path, capsys):
 
 
 def _label_stores(probe, world, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     d = tempfile.mkdtemp(prefix="probe-", dir=world["top"])
     os.chmod(d, 0o777)
@@ -222,7 +222,7 @@ def _otel_file(name: str, tmp_path) -> str:
 
 
 def _otel(probe, world, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     path = _otel_file(probe["file"], tmp_path)
     out = tmp_path / "cases.jsonl"
@@ -237,7 +237,8 @@ def _otel(probe, world, tmp_path, capsys):
 
 
 def _nli_configs(probe, world, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
+
     from tests.nli_fixtures import NLI_CONFIG, write_model
 
     d = tmp_path / "model"
@@ -256,7 +257,7 @@ def _nli_configs(probe, world, tmp_path, capsys):
 
 
 def _stores(probe, world, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     run = str(tmp_path / "run")
     shutil.copytree(world["run"], run)
@@ -277,7 +278,7 @@ def _stores(probe, world, tmp_path, capsys):
 
 
 def _cli(probe, world, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     labels = str(tmp_path / "labels.sqlite")
     shutil.copy(world["labels"], labels)

@@ -20,10 +20,9 @@ from tests.conftest import ROOT
 
 
 def test_junit_parses_with_the_noncharacters_xml_forbids(tmp_path, canonical):
+    from harness.console import main
     from harness.judge.faults import FaultInjector, FaultSpec
     from harness.run.runner import RunOptions, run
-
-    from harness_cli import main
 
     case = dataclasses.replace(canonical.cases[0], id="bad\ufffeid\uffff")
     run(RunOptions(cases=CaseSet(canonical.path, (case,), canonical.sha256), metrics=["inhouse.span"],
@@ -36,7 +35,8 @@ def test_junit_parses_with_the_noncharacters_xml_forbids(tmp_path, canonical):
 
 
 def test_report_md_and_html_escape_esc_and_bel_of_case_ids(tmp_path, canonical, capsys):
-    from harness_cli import main
+    from harness.console import main
+
     from tests.synthetic import synthetic_run
 
     hostile = "ring\x07the\x1b[2Jbell"
@@ -55,7 +55,7 @@ def test_matplotlib_writes_its_cache_in_the_harness_cache_folder_only(tmp_path):
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")}
     env["HOME"] = str(home)
-    code = "from reports.render.plots import _figure, _png; assert _png(_figure(1, 1))[:4] == b'\\x89PNG'"
+    code = "from harness.reports.render.plots import _figure, _png; assert _png(_figure(1, 1))[:4] == b'\\x89PNG'"
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert sorted(os.listdir(home)) == [".cache"] and os.listdir(home / ".cache") == ["groundedness-harness"]
@@ -79,7 +79,7 @@ def test_git_is_asked_without_optional_locks(monkeypatch):
 def test_the_nli_model_is_hashed_a_block_at_a_time(tmp_path, monkeypatch):
     import hashlib
 
-    import adapters.nli.local as local
+    import harness.adapters.nli.local as local
 
     path = tmp_path / "big.onnx"
     path.write_bytes(os.urandom(3 * 2**20 + 5))

@@ -5,10 +5,9 @@ import json
 import os
 
 from harness.cases.load import CaseFileError, load_cases, parse_case
+from harness.console import main
 
 import pytest
-
-from harness_cli import main
 
 RAGAS_ROWS = [
     {"user_input": "How hot should the oven be?", "retrieved_contexts": ["Heat the oven to 350 F.", "Cool on a rack."],

@@ -71,7 +71,7 @@ def edit(fn):
 
 
 def claims_asked(body) -> list[str]:
-    from adapters.inhouse.span import CLAIMS_MARKER
+    from harness.adapters.inhouse.span import CLAIMS_MARKER
 
     user = next(m["content"] for m in body["messages"] if m["role"] == "user")
     return json.loads(user.split(CLAIMS_MARKER, 1)[1])
@@ -97,7 +97,7 @@ def test_a_passage_named_as_a_prompt_shows_it_or_a_model_writes_it_is_matched_to
 
 
 def test_passage_two_by_name_and_an_unknown_passage():
-    from adapters.inhouse.span import check_evidence
+    from harness.adapters.inhouse.span import check_evidence
 
     ok = check_evidence(CASE, {"verdict": "supported", "evidence": [{"context_id": "Passage 2",
                                                                     "quote": "cool on a wire rack"}]})
@@ -189,7 +189,7 @@ def test_a_verdict_for_a_claim_never_asked_is_ignored_not_shifted():
 
 
 def test_claims_a_judge_splits_into_fragments_are_joined():
-    from adapters.inhouse.span import parse_claims
+    from harness.adapters.inhouse.span import parse_claims
 
     reply = json.dumps({"claims": ["1.", "The plan was drafted by Gen.", "Lansdale.", "It was approved in 1961."]})
     assert parse_claims(reply) == ["1. The plan was drafted by Gen. Lansdale.", "It was approved in 1961."]

@@ -47,7 +47,7 @@ def test_quotes_written_with_the_prompts_passage_layout_are_located(style):
 
 
 def test_a_named_sentence_that_is_not_there_or_in_another_passage_grounds_nothing():
-    from adapters.inhouse.span import check_evidence
+    from harness.adapters.inhouse.span import check_evidence
 
     def check(ref, quote):
         return check_evidence(CASE, {"verdict": "supported", "evidence": [{"context_id": ref, "quote": quote}]})
@@ -68,7 +68,7 @@ def test_a_named_sentence_that_is_not_there_or_in_another_passage_grounds_nothin
 
 
 def test_a_wrong_quote_behind_a_prefix_stays_unlocated():
-    from adapters.inhouse.quotes import locate_quote
+    from harness.adapters.inhouse.quotes import locate_quote
 
     assert locate_quote("[1] Heat the oven to 400 F", CASE.contexts[0].text) is None
     assert locate_quote("[1]", CASE.contexts[0].text) is None
@@ -94,7 +94,7 @@ def test_sentences_split_as_the_docstring_says(text, sentences):
 
 def test_a_named_sentence_counts_across_a_jr_and_an_initial():
     """Sentence 2 of a passage with "Jr." and "R." in sentence 1 is the second real sentence."""
-    from adapters.inhouse.quotes import locate_quote
+    from harness.adapters.inhouse.quotes import locate_quote
 
     text = "The speech was given by Martin Luther King Jr. in Washington. It was drafted with Clarence B. Jones."
     m = locate_quote("Passage 1, sentence 2", text)

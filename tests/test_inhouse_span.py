@@ -59,7 +59,7 @@ CASE = Case(
 
 
 def _check(verdict):
-    from adapters.inhouse.span import check_evidence
+    from harness.adapters.inhouse.span import check_evidence
 
     return check_evidence(CASE, verdict)
 
@@ -92,17 +92,16 @@ def test_local_span_check(verdict, grounded, check):
     ('{"claims": []}', "lacks a list under 'verdicts'"),
 ])
 def test_unreadable_verdicts_are_errors_not_unsupported(reply, message):
-    from adapters.inhouse.span import ReplyError, parse_verdicts
+    from harness.adapters.inhouse.span import ReplyError, parse_verdicts
 
     with pytest.raises(ReplyError, match=message):
         parse_verdicts(reply, 1)
 
 
 def test_reference_handler_refuses_unknown_claims():
+    from harness.adapters.inhouse.judge import reply
+    from harness.adapters.inhouse.span import VERDICTS_SCHEMA, verify_messages
     from harness.metric.protocol import UnrecognisedRequest
-
-    from adapters.inhouse.judge import reply
-    from adapters.inhouse.span import VERDICTS_SCHEMA, verify_messages
 
     body = {"messages": verify_messages(CASE, ["The oven explodes."]),
             "response_format": {"type": "json_schema", "json_schema": VERDICTS_SCHEMA}}
@@ -115,7 +114,7 @@ def test_reference_handler_refuses_unknown_claims():
 
 
 def test_prompts_are_versioned_files():
-    from adapters.inhouse import span
+    from harness.adapters.inhouse import span
 
     assert span.PROMPT_VERSION == "v1"
     assert "not_found" in span.prompt("verify")
@@ -140,7 +139,7 @@ NEAR = Case(
     ("bake FOR 8 to 10 MINUTES", "Bake for 8 to 10 minutes", "near"),                  # case
 ], ids=["exact", "comma-added", "comma-dropped", "stop", "double-stop", "ellipsis", "case"])
 def test_near_verbatim_quotes_are_located_with_offsets(quote, found, match):
-    from adapters.inhouse.span import check_evidence
+    from harness.adapters.inhouse.span import check_evidence
 
     grounded, quotes, check = check_evidence(NEAR, {"verdict": "supported",
                                                     "evidence": [{"context_id": "1", "quote": quote}]})
@@ -158,7 +157,7 @@ def test_near_verbatim_quotes_are_located_with_offsets(quote, found, match):
                                    "The recipe makes two dozen cookies", "Golden!"],
                          ids=["changed-number", "pieces-out-of-order", "changed-word", "invented", "one-word-near"])
 def test_invented_or_changed_quotes_stay_ungrounded_and_show_the_nearest_passage(quote):
-    from adapters.inhouse.span import check_evidence
+    from harness.adapters.inhouse.span import check_evidence
 
     grounded, quotes, check = check_evidence(NEAR, {"verdict": "supported",
                                                     "evidence": [{"context_id": "1", "quote": quote}]})
@@ -168,7 +167,7 @@ def test_invented_or_changed_quotes_stay_ungrounded_and_show_the_nearest_passage
 
 
 def test_strict_variant_is_the_same_metric_with_verbatim_only():
-    from adapters.inhouse.span import InhouseSpan, InhouseSpanStrict
+    from harness.adapters.inhouse.span import InhouseSpan, InhouseSpanStrict
 
     assert (InhouseSpan.strict, InhouseSpanStrict.strict) == (False, True)
     assert InhouseSpan.version == InhouseSpanStrict.version == "3"
@@ -178,6 +177,6 @@ def test_strict_variant_is_the_same_metric_with_verbatim_only():
                                    'Here is the JSON you asked for:\n\n{"claims": ["Bake at 350 F."]}',
                                    '{"claims": ["Bake at 350 F."]}'], ids=["fence", "prose", "plain"])
 def test_replies_in_a_fence_or_after_prose_are_read(reply):
-    from adapters.inhouse.span import parse_claims
+    from harness.adapters.inhouse.span import parse_claims
 
     assert parse_claims(reply) == ["Bake at 350 F."]

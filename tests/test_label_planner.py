@@ -1,17 +1,17 @@
 """The label planner's pieces: a second wave drawn where the metrics disagree, combined with the first by
-:func:`reports.review.waves.design_weights`, keeps the estimates unbiased with honest intervals (simulation);
+:func:`harness.reports.review.waves.design_weights`, keeps the estimates unbiased with honest intervals (simulation);
 thresholds fitted on labels are judged out of fold, so a score unrelated to the labels reads as chance where the
 in-sample best cut looks good; the alternative-annotator test."""
 from __future__ import annotations
 
+from harness.reports.model import alt_test as AT
+from harness.reports.model import design_estimates as D
+from harness.reports.model import threshold_fit as T
+from harness.reports.review.sampling import Pick, probabilities
+from harness.reports.review.waves import design_weights
+
 import numpy as np
 import pytest
-
-from reports.model import alt_test as AT
-from reports.model import design_estimates as D
-from reports.model import threshold_fit as T
-from reports.review.sampling import Pick, probabilities
-from reports.review.waves import design_weights
 
 N, FIRST, SECOND, LABELLED2, SIMS = 1200, 80, 80, 60, 1000
 
@@ -98,7 +98,7 @@ def test_the_planned_number_of_labels_separates_a_real_difference_about_half_the
     true difference is separated about half the time (the planner gives a size, not a promise). From 120 labels
     the planned size has a long tail when the first difference came out small: plans over 2,000 labels are not
     drawn and count as misses."""
-    from reports.model.label_estimates import labels_needed, paired
+    from harness.reports.model.label_estimates import labels_needed, paired
 
     rng = np.random.default_rng(9)
 

@@ -29,7 +29,7 @@ SAMPLE, LABELLED = 16, 13
 
 def harness(*argv: str) -> tuple[int, str, str]:
     """``harness ARGV`` in this process: (exit code, stdout, stderr)."""
-    from harness_cli import main
+    from harness.console import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -67,7 +67,7 @@ def _write_run(run_dir: str) -> None:
 
 def _label(labels: str, ids: list[str], who: str = "alice") -> None:
     """Save the canonical annotation of each answer in ``ids`` as ``who``'s labels (as the app saves them)."""
-    from reports.review.store import LabelStore
+    from harness.reports.review.store import LabelStore
 
     by = {c.id: c for c in load_cases(CANONICAL)}
     s = LabelStore(labels)
@@ -91,7 +91,7 @@ def world(tmp_path_factory):
     labels = str(d / "team.sqlite")
     rc, out, err = harness("review", run, "--labels", labels, "--sample", str(SAMPLE), "--kappa")
     assert rc == 0, err
-    from reports.review.store import LabelStore
+    from harness.reports.review.store import LabelStore
 
     s = LabelStore(labels)
     drawn = [p.case_id for p in s.picks()]
@@ -116,7 +116,7 @@ def _store_state(run: str) -> tuple[str, int]:
 
 
 def test_before_labels_nothing_is_recommended_and_the_review_command_is_given(world, tmp_path):
-    from reports.build import build
+    from harness.reports.build import build
 
     built = build(world["run"], str(tmp_path))
     rep = built.report
@@ -146,13 +146,13 @@ def test_report_with_a_labels_file_shows_agreement_with_those_labels(world, tmp_
     assert "No case of this run carries human labels" not in md
     assert "Estimates over the whole run from the labelled sample" in md and f"{LABELLED} labelled answers" in md
     assert f"Labels: {world['labels']}, {LABELLED} labelled answers of {SAMPLE} drawn. Each labelled answer" in md
-    from reports.model.data import load_run
-    from reports.review.team import apply, load
+    from harness.reports.model.data import load_run
+    from harness.reports.review.team import apply, load
 
     data = load_run(world["run"])
     assert not any(c.annotation for c in data.cases.values())   # the run itself is unannotated
     data, _ = apply(data, load(world["labels"], data.cases, data.run_id))
-    from reports.model import agreement
+    from harness.reports.model import agreement
 
     mine = {a.metric: a for a in agreement.compute(data)}
     # the same figures as a run whose cases had carried exactly those labels as annotations
@@ -170,10 +170,10 @@ def test_report_with_a_labels_file_shows_agreement_with_those_labels(world, tmp_
 
 
 def test_a_cheapest_metric_at_chance_is_not_recommended(world, tmp_path):
-    from reports.build import build
+    from harness.reports.build import build
 
     rep = build(world["run"], str(tmp_path), labels=world["labels"]).report
-    from reports.model.decision import standings
+    from harness.reports.model.decision import standings
 
     sim = standings(rep)["baseline.similarity"]
     assert sim.value == pytest.approx(0.5) and sim.at_chance          # flags every answer: chance
@@ -195,7 +195,7 @@ def test_a_cheapest_metric_at_chance_is_not_recommended(world, tmp_path):
 
 
 def test_annotated_cases_as_labels_and_the_cases_flag_that_used_to_hide_everything(world, tmp_path):
-    from reports.build import build
+    from harness.reports.build import build
 
     a = build(world["run"], str(tmp_path / "a"), labels=world["exported"]).report
     assert a.labels.kind == "case file" and a.labels.labelled == LABELLED

@@ -15,7 +15,7 @@ shared cores), or ``HARNESS_LIVE_CASES``: ``all`` or comma-separated ids. Concur
 What must hold with a real model: no cell errors because of the harness. A cell may still error
 because the judge failed a call (the gateway retried it) or because the vendor's own code raised on
 what the model wrote; the test prints those, and fails on any error raised in the harness's own code
-(``detail.raised_in`` under ``harness.`` or ``adapters.``) and on any judge request the gateway
+(``detail.raised_in`` under ``harness.`` or ``harness.adapters.``) and on any judge request the gateway
 itself could not serve. :func:`live_parity` is the stock-parity comparison against the same judge,
 for the strict parity test to call with its URL.
 """
@@ -36,7 +36,7 @@ DEFAULT_CASES = ("cookie-yield", "release-date-contradicted", "refund-invented",
                  "citation-misattributed", "multi-hop", "empty-answer")
 """One case of each kind (the subset ``bench/realllm.py`` was run on): partly grounded, contradicted,
 invented, an abstention, [N] citations, two passages, the empty answer."""
-HARNESS_CODE = ("harness.", "adapters.")
+HARNESS_CODE = ("harness.", "harness.adapters.")
 JUDGE_FAILED = ("JudgeHTTPError: judge HTTP ", "judge call failed after ")
 """Reasons of a cell whose judge call failed (a non-2xx status or no answer in time, after the retries):
 raised by the harness's endpoint (``harness.metric.protocol``) or the vendor's retry, but the judge's."""

@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("mlflow.genai")
 
-from adapters.mlflow.relay import HEADER, open_cell  # noqa: E402
+from harness.adapters.mlflow.relay import HEADER, open_cell  # noqa: E402
 
 
 class _Upstream(BaseHTTPRequestHandler):
@@ -120,10 +120,10 @@ def test_a_judge_that_keeps_failing_reaches_mlflow_once_and_is_an_error(canonica
 
 
 def test_the_shim_is_on_the_card_and_idempotent():
-    from mlflow.genai.judges import builtin
+    from harness.adapters.mlflow._retries import MARK, SHIM, no_vendor_retries
+    from harness.adapters.mlflow.groundedness import MlflowGroundedness
 
-    from adapters.mlflow._retries import MARK, SHIM, no_vendor_retries
-    from adapters.mlflow.groundedness import MlflowGroundedness
+    from mlflow.genai.judges import builtin
 
     no_vendor_retries()
     once = builtin.invoke_judge_model

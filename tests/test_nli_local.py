@@ -10,10 +10,11 @@ import os
 import subprocess
 import sys
 
+from harness.adapters.nli.local import NliModelError, load
+
 import numpy as np
 import pytest
 
-from adapters.nli.local import NliModelError, load
 from tests.conftest import CANONICAL, ROOT
 from tests.nli_fixtures import NLI_CONFIG, columns, expected_logits, write_model
 
@@ -115,9 +116,8 @@ def test_chunks_by_model_tokens_and_takes_the_best_chunk(nli_dir, tmp_path, caps
     """A passage longer than the chunk size (in the model's tokens) is checked chunk by chunk; the sentence
     keeps the highest probability, and the run's option reaches the metric."""
     from harness.cases.load import case_to_json
+    from harness.console import main
     from harness.core.records import Annotation, Case, Context
-
-    from harness_cli import main
 
     text = "Bake at 350 F. Cool on a rack. Bake for 8 minutes."
     case = Case("chunked", "q", (Context("1", text),), "Bake at 350 F.", Annotation((), True, False))

@@ -11,12 +11,12 @@ import json
 import math
 import os
 
+from harness.adapters.nli.prompt import SYSTEM_PROMPT, support
 from harness.core.records import Annotation, Case, Claim, Context, Evidence
 from harness.judge.upstream import HttpUpstream, ReferenceUpstream
 
 import pytest
 
-from adapters.nli.prompt import SYSTEM_PROMPT, support
 from tests.scoring import score_cases, score_one
 
 METRIC = "nli.minicheck"
@@ -115,8 +115,7 @@ def test_a_long_passage_is_chunked_and_only_the_chunk_with_the_evidence_says_yes
     """Through ``harness run --nli-chunk-size``: the option reaches the metric, the passage is cut into
     chunks of whole sentences, and the sentence's Yes comes from the chunk that holds its evidence."""
     from harness.cases.load import case_to_json
-
-    from harness_cli import main
+    from harness.console import main
 
     case = _long_case()
     cases = tmp_path / "long.jsonl"

@@ -23,7 +23,7 @@ refresh = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(refresh)
 
 PUBLIC = {"harness", "reports"}
-"""The project modules a notebook may import (``import harness``, ``from reports import ...``)."""
+"""The project modules a notebook may import (``import harness``, ``from harness.reports import ...``)."""
 PROJECT = ("harness", "reports", "adapters", "tests")
 
 

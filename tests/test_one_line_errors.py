@@ -63,7 +63,7 @@ def finished(tmp_path, canonical):
 
 
 def test_a_report_that_cannot_be_written_is_one_line(finished, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     os.mkdir(os.path.join(finished.run_dir, "index.html"))          # where the report goes: not writable as a file
     rc = main(["report", finished.run_dir])
@@ -74,7 +74,7 @@ def test_a_report_that_cannot_be_written_is_one_line(finished, capsys):
 
 
 def test_an_export_that_cannot_be_written_is_one_line(finished, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     os.makedirs(os.path.join(finished.run_dir, "export", "cells.jsonl"))
     rc = main(["export", finished.run_dir, "--format", "jsonl"])
@@ -84,7 +84,7 @@ def test_an_export_that_cannot_be_written_is_one_line(finished, capsys):
 
 
 def test_export_dest_naming_a_file_is_one_line(finished, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     dest = tmp_path / "a-file"
     dest.write_text("keep me")

@@ -21,7 +21,7 @@ from tests.conftest import ROOT
 HANG_GUARD_S = 600
 SCRIPT = r'''
 import asyncio, sys
-from adapters.opik import _shims
+from harness.adapters.opik import _shims
 if sys.argv[1] == "shim":
     _shims.install()
 from litellm.litellm_core_utils import logging_worker

@@ -11,9 +11,10 @@ import subprocess
 import sys
 import tomllib
 
+from harness.console import main
+
 import pytest
 
-from harness_cli import main
 from tests.conftest import CANONICAL, ROOT
 
 PYPROJECT = tomllib.load(open(os.path.join(ROOT, "pyproject.toml"), "rb"))

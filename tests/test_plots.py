@@ -10,12 +10,12 @@ from __future__ import annotations
 import itertools
 import random
 
-import pytest
+from harness.reports.model.cost import Cost
+from harness.reports.model.frontier import Frontier, Point, pareto
+from harness.reports.render import svgplot
+from harness.reports.render.plots import _figure, cost_chart, cost_figure, place_labels
 
-from reports.model.cost import Cost
-from reports.model.frontier import Frontier, Point, pareto
-from reports.render import svgplot
-from reports.render.plots import _figure, cost_chart, cost_figure, place_labels
+import pytest
 
 TITLE = "definition ceiling (reference judge): balanced accuracy [95% CI], target hallucinated"
 

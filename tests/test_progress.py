@@ -37,8 +37,8 @@ def test_a_long_run_prints_a_summary_and_where_the_whole_table_is(tmp_path, caps
     import json
 
     from harness.cli.run import TABLE_MAX_CASES
+    from harness.console import main
 
-    from harness_cli import main
     from tests.conftest import CANONICAL
 
     base = [json.loads(x) for x in open(CANONICAL, encoding="utf-8") if x.strip()]

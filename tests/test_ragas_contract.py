@@ -93,13 +93,13 @@ def contract_case():
 
 def hooks_contract() -> dict:
     """The vendor internals the adapters observe or rebind (see adapters/ragas/_llm.py)."""
+    from harness.adapters.ragas.judge import REASK
+
     import instructor
     import ragas
     import ragas._analytics as analytics
     from instructor.providers.openai.utils import reask_md_json
     from ragas.metrics.collections import Faithfulness, ResponseGroundedness
-
-    from adapters.ragas.judge import REASK
 
     rg_init = inspect.signature(ResponseGroundedness.__init__).parameters
     return {
@@ -118,7 +118,7 @@ def hooks_contract() -> dict:
 
 
 def current_contract() -> dict:
-    from adapters.ragas._llm import vendor
+    from harness.adapters.ragas._llm import vendor
 
     vendor()
     return {"steps": {s: prompt_contract(s) for s in PROMPTS}, "requests": request_contract(),
@@ -188,7 +188,7 @@ def test_vendor_hooks_unchanged(pinned, current):
 @pytest.mark.parametrize("step", list(PROMPTS))
 def test_reference_judge_recognises_the_rendered_prompt(step):
     """The judge's step table matches the installed prompt: instruction start, schema title, input."""
-    from adapters.ragas.judge import STEPS, prompt_input, prompt_schema_title
+    from harness.adapters.ragas.judge import STEPS, prompt_input, prompt_schema_title
 
     p = _prompt(step)
     rendered = p.to_string(p.input_model(**PROMPTS[step][2]))

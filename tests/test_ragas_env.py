@@ -70,7 +70,7 @@ def reasks(s) -> int:
 
 
 def test_telemetry_is_off():
-    from adapters.ragas._llm import vendor
+    from harness.adapters.ragas._llm import vendor
 
     vendor()
     from ragas._analytics import do_not_track
@@ -80,7 +80,7 @@ def test_telemetry_is_off():
 
 def test_uuid_file_stays_out_of_the_home(tmp_path, monkeypatch):
     """The shim: ragas's analytics id goes to the harness's temp dir, not ~/.local/share/ragas."""
-    from adapters.ragas._llm import harness_data_dir, vendor
+    from harness.adapters.ragas._llm import harness_data_dir, vendor
 
     vendor()
     import ragas._analytics as analytics

@@ -19,7 +19,7 @@ def cases(canonical):
 
 @pytest.fixture(scope="module")
 def util():
-    from adapters.ragas._llm import vendor
+    from harness.adapters.ragas._llm import vendor
 
     vendor()
     import ragas.metrics.collections.faithfulness.util as f
@@ -114,7 +114,7 @@ def test_rg_rating_follows_the_label_table(util, cases, judge, case_id, rating):
 
 
 def test_input_is_read_after_the_marker_not_from_the_examples(util, cases):
-    from adapters.ragas.judge import prompt_input
+    from harness.adapters.ragas.judge import prompt_input
 
     case = cases.by_id("cookie-yield")
     assert prompt_input(statements_prompt(util, case)) == {"question": case.question, "answer": case.answer}
@@ -143,7 +143,7 @@ def test_reply_is_plain_json_with_unicode_kept(util, cases):
 
 
 def test_reask_is_answered_like_the_request_it_repeats(util, cases):
-    from adapters.ragas.judge import REASK
+    from harness.adapters.ragas.judge import REASK
 
     case = cases.by_id("cookie-yield")
     plain = reply(F, request(F, case, statements_prompt(util, case)))

@@ -6,9 +6,10 @@ import subprocess
 import sys
 import urllib.request
 
+from harness.adapters.inhouse.span import decompose_messages, verify_messages
+
 import pytest
 
-from adapters.inhouse.span import decompose_messages, verify_messages
 from tests.conftest import ROOT
 from tests.judges import text as T
 from tests.judges.fixtures import realistic_judge  # noqa: F401 - fixture

@@ -31,7 +31,7 @@ LOCATED_ON_STATED_MIN = 0.90
 def bare_run(tmp_path_factory, realistic_judge):  # noqa: F811 - the fixture
     """``harness run`` on the canonical cases with their annotations removed, every metric, the
     realistic judge at a URL; (run dir, exit code, stdout)."""
-    from harness_cli import main
+    from harness.console import main
 
     d = tmp_path_factory.mktemp("bare")
     cases = str(d / "bare.jsonl")
@@ -109,7 +109,7 @@ def _span(u):
 
 
 def test_paraphrased_units_land_on_the_claim_they_state(store_units, canonical_cases):
-    from reports.model.alignment import Row, lands_on
+    from harness.reports.model.alignment import Row, lands_on
 
     units, _ = store_units
     n = located = on_stated = 0
@@ -149,9 +149,8 @@ def _quote_kind(q: dict, unit_text: str) -> str:
 
 
 def test_near_miss_quotes_no_longer_fail_and_invented_ones_still_do(store_units, canonical_cases):
+    from harness.adapters.inhouse.quotes import locate_quote
     from harness.core.aligner import fold
-
-    from adapters.inhouse.quotes import locate_quote
 
     units, _ = store_units
     counts = {"exact": 0, "near-miss located": 0, "near-miss failed": 0, "invented located": 0, "invented failed": 0}
@@ -182,8 +181,8 @@ def test_near_miss_quotes_no_longer_fail_and_invented_ones_still_do(store_units,
 
 
 def test_every_divergence_reason_is_true_to_the_stored_verdicts(bare_run, store_units):
-    from reports.build import build
-    from reports.model.reasons import KINDS, case_reason
+    from harness.reports.build import build
+    from harness.reports.model.reasons import KINDS, case_reason
 
     units, cells = store_units
     built = build(bare_run[0], os.path.join(bare_run[0], "rebuilt"))
@@ -206,7 +205,7 @@ def test_every_divergence_reason_is_true_to_the_stored_verdicts(bare_run, store_
             assert set(raws) <= on_row, (dv.case_id, metric, raws, on_row)
             checked += 1
         if dv.rule == "judgement":   # both judged the row, and the lower metric credited it less
-            from reports.model.reasons import credit
+            from harness.reports.model.reasons import credit
 
             assert credit(row, dv.low[0]) is not None and credit(row, dv.low[0]) < (credit(row, dv.high[0]) or 1.0)
         if "judge also said supported" in dv.reason:

@@ -56,7 +56,7 @@ def echo_judge(tmp_path):
 
 
 def _run(tmp_path, url, cases, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     out = tmp_path / "out"
     rc = main(["run", "--cases", cases, "--metrics", "inhouse.span", "--judge-url", url, "--judge-model",

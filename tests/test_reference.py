@@ -46,7 +46,7 @@ def _c(label, span=(0, 1)):
     ([], 2), (["supported"], 2), (["inference", "supported"], 2), (["supported", "not_found"], 1),
     (["contradicted", "inference"], 1), (["not_found"], 0), (["contradicted", "not_found"], 0)])
 def test_ragas_rg_rating(labels, rating):
-    from adapters.ragas.judge import rg_rating
+    from harness.adapters.ragas.judge import rg_rating
 
     assert rg_rating([_c(l) for l in labels]) == rating
 
@@ -56,7 +56,7 @@ def test_ragas_rg_rating(labels, rating):
     (["supported", "not_found"], 2),          # 1.5 rounds half up
     (["inference", "not_found"], 1), (["supported", "inference"], 3), (["supported", "supported", "not_found"], 2)])
 def test_trulens_sentence_score(labels, score):
-    from adapters.trulens.judge import sentence_score
+    from harness.adapters.trulens.judge import sentence_score
 
     assert sentence_score([_c(l) for l in labels]) == score
 

@@ -20,12 +20,12 @@ def _modules_after(code: str) -> set[str]:
 
 
 def test_help_imports_no_vendor_or_heavy_module():
-    loaded = _modules_after("from harness_cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass")
+    loaded = _modules_after("from harness.console import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass")
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 
 
 def test_metrics_command_imports_no_vendor_package():
-    loaded = _modules_after("from harness_cli import main\nmain(['metrics'])")
+    loaded = _modules_after("from harness.console import main\nmain(['metrics'])")
     assert not loaded & {"ragas", "deepeval", "openai", "langchain_core", "instructor", "nltk", "pandas"}, loaded
 
 
@@ -37,7 +37,7 @@ def test_discovering_adapters_imports_no_vendor_package():
 SWITCHES = ["RAGAS_DO_NOT_TRACK", "DEEPEVAL_TELEMETRY_OPT_OUT", "DEEPEVAL_DISABLE_DOTENV", "LANGSMITH_TRACING"]
 
 
-@pytest.mark.parametrize("first", ["harness.metric", "adapters.deepeval.faithfulness", "harness.metric.registry",
+@pytest.mark.parametrize("first", ["harness.metric", "harness.adapters.deepeval.faithfulness", "harness.metric.registry",
                                    "harness.run.testing", "harness.api"])
 def test_importing_any_part_changes_no_environment_variable(first):
     """A notebook or a pytest session that imports the harness (or loads its plugin) keeps its environment:
@@ -123,7 +123,7 @@ def test_every_registered_adapter_meets_the_protocol():
 
 
 def test_run_prints_table_store_and_writes_csv(tmp_path):
-    from harness_cli import main
+    from harness.console import main
 
     csv_path = tmp_path / "s.csv"
     rc = main(["run", "--metrics", "inhouse.span", "--out", str(tmp_path), "--run-id", "t", "--no-progress",
@@ -145,7 +145,7 @@ def test_run_prints_table_store_and_writes_csv(tmp_path):
     (["run", "--divergence-threshold", "1.5"], "--divergence-threshold must be between 0 and 1, got 1.5"),
 ])
 def test_bad_options_exit_2(argv, message, capsys, tmp_path):
-    from harness_cli import main
+    from harness.console import main
 
     assert main(argv + ["--out", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err

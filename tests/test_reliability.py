@@ -125,9 +125,9 @@ def test_a_cache_recorded_from_one_judge_never_answers_for_another(tmp_path):
 def test_a_second_process_on_the_same_run_is_refused(tmp_path, capsys):
     import os
 
+    from harness.console import main
     from harness.run.rundir import RunLock
 
-    from harness_cli import main
     from tests.conftest import ROOT
 
     valid = os.path.join(ROOT, "tests", "bad_input", "valid.jsonl")
@@ -365,9 +365,8 @@ def test_a_hung_judge_costs_each_cell_its_budget_not_hours(canonical, tmp_path):
 
 
 def test_the_cell_budget_is_on_by_default_and_in_help():
+    from harness.console import build_parser
     from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S
-
-    from harness_cli import build_parser
 
     assert RunOptions(cases=None, metrics=[]).cell_timeout_s == DEFAULT_CELL_TIMEOUT_S == 300
     text = " ".join(build_parser()._subparsers._group_actions[0].choices["run"].format_help().split())
@@ -384,7 +383,7 @@ def test_a_read_only_store_is_reported_from_without_being_written(canonical, tmp
     import sqlite3
     import stat
 
-    from harness_cli import main
+    from harness.console import main
 
     cases = CaseSet(canonical.path, (canonical.by_id("cookie-yield"),), canonical.sha256)
     out = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="ro", progress=False))
@@ -409,7 +408,7 @@ def test_a_read_only_store_is_reported_from_without_being_written(canonical, tmp
 
 
 def test_a_file_that_is_not_a_store_is_one_line(tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     bogus = tmp_path / "run" / "store.sqlite"
     bogus.parent.mkdir()

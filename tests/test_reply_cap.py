@@ -94,9 +94,9 @@ def test_the_default_cap_is_8_mb_and_a_reply_under_it_passes(big_judge):
 
 
 def test_the_cap_is_a_run_option_and_its_reason_reaches_the_cell(big_judge, tmp_path, capsys):
+    from harness.console import main
     from harness.store.runstore import RunStore
 
-    from harness_cli import main
     from tests.conftest import CANONICAL
 
     cases = tmp_path / "one.jsonl"
@@ -116,7 +116,7 @@ def test_the_cap_is_a_run_option_and_its_reason_reaches_the_cell(big_judge, tmp_
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "100000"])
 def test_a_bad_cap_is_one_line_exit_2(value, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     rc = main(["run", "--metrics", "inhouse.span", "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m",
                "--max-reply-mb", value, "--out", str(tmp_path / "out"), "--no-progress"])

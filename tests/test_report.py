@@ -24,13 +24,13 @@ def synthetic(tmp_path_factory):
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(lines + "\n" + open(hostile, encoding="utf-8").read())
     synthetic_run(str(d / "run"), load_cases(path))
-    from reports.build import build
+    from harness.reports.build import build
 
     return build(str(d / "run"))
 
 
 def test_matrix_marks_are_not_numbers(synthetic):
-    from reports.model.matrix import build
+    from harness.reports.model.matrix import build
 
     data = synthetic.report.data
     cells = build(data)
@@ -55,7 +55,7 @@ def test_divergences_sorted_with_reasons(synthetic):
     cookie = by_id["cookie-yield"]
     assert cookie.rule == "definition" and cookie.high == ("deepeval.faithfulness", 1.0)
     assert "counting 'borderline'" in cookie.reason
-    from reports.model.reasons import FALLBACK, KINDS
+    from harness.reports.model.reasons import FALLBACK, KINDS
 
     for d in divs:   # every reason names its kind (or is the plain fallback)
         assert d.reason == FALLBACK if d.rule == "unexplained" else (d.rule in KINDS and d.reason.startswith(d.rule))
@@ -71,7 +71,7 @@ def test_divergences_sorted_with_reasons(synthetic):
 
 
 def test_threshold_is_configurable(synthetic, tmp_path):
-    from reports.build import build
+    from harness.reports.build import build
 
     run = synthetic.report.data.run_dir
     high = build(run, str(tmp_path / "hi"), threshold=0.6)
@@ -94,7 +94,7 @@ def test_summary_counts_and_interval(synthetic):
 
 
 def test_bootstrap_is_seeded():
-    from reports.model.stats import bootstrap_ci
+    from harness.reports.model.stats import bootstrap_ci
 
     xs = [((i * 7919) % 101) / 100 for i in range(15)]
     assert bootstrap_ci(xs) == bootstrap_ci(xs)
@@ -112,7 +112,7 @@ def test_cost_and_evidence(synthetic):
 
 
 def test_html_is_self_contained_and_escaped(synthetic):
-    from reports.render.case_browser import STATIC
+    from harness.reports.render.case_browser import STATIC
 
     page = open(synthetic.html_path, encoding="utf-8").read()
     # the only scripts: the case browser's data (JSON, with < > & escaped) and its own code, as shipped
@@ -151,7 +151,7 @@ def test_markdown_is_escaped(synthetic):
 
 def test_changed_case_file_hides_texts(synthetic, tmp_path):
     """A case edited since the run is shown without its text, with a note."""
-    from reports.model.data import load_run
+    from harness.reports.model.data import load_run
 
     data = synthetic.report.data
     path = tmp_path / "edited.jsonl"
@@ -164,7 +164,7 @@ def test_changed_case_file_hides_texts(synthetic, tmp_path):
 
 
 def test_report_command(synthetic, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     run = synthetic.report.data.run_dir
     assert main(["report", run, "--report-dir", str(tmp_path), "--divergence-threshold", "0.5"]) == 0

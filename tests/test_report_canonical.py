@@ -20,7 +20,7 @@ def test_run_prints_report_path_and_top_divergences():
 
 
 def test_canonical_divergences_explain_the_classic_case():
-    from reports.build import build
+    from harness.reports.build import build
 
     run_dir, _ = canonical_run()
     built = build(run_dir, os.path.join(run_dir, "rebuilt"))

@@ -12,14 +12,14 @@ from tests.synthetic import canonical_run
 
 @pytest.fixture(scope="module")
 def canonical():
-    from reports.build import build
+    from harness.reports.build import build
 
     run_dir, _ = canonical_run()
     return build(run_dir, run_dir)
 
 
 def test_decision_table_from_the_card_facts(canonical):
-    from reports.model.decision import needs
+    from harness.reports.model.decision import needs
 
     by = {n.need: n.recommended for n in needs(canonical.report)}
     assert list(by) == ["a citation promised per claim", "cheap monitoring of production traffic",
@@ -44,7 +44,7 @@ def test_html_and_markdown_lead_with_the_decision(canonical):
     assert row.startswith("| a citation promised per claim | **inhouse.span** |")
     # the canonical cases carry human labels: under the reference judge the column is a definition ceiling,
     # with its interval, n and base rate, and the row links to its evidence
-    from reports.render.markup import m
+    from harness.reports.render.markup import m
 
     assert "| " + m("definition ceiling (reference judge): balanced accuracy [95% CI], target hallucinated") + " |" in md
     assert "| " + m("inhouse.span 0.90 [0.62, 1.00] n=21, 52% ungrounded, at ") in row
@@ -53,14 +53,14 @@ def test_html_and_markdown_lead_with_the_decision(canonical):
 
 
 def test_divergences_grouped_by_reason_with_counts(canonical):
-    from reports.model.decision import groups
+    from harness.reports.model.decision import groups
 
     rep = canonical.report
     gs = groups(rep.divergences)
     assert sum(g.count for g in gs) == len(rep.divergences)
     assert len({g.reason for g in gs}) == len(gs) and gs[0].count == max(g.count for g in gs) > 1
     md = open(canonical.md_path, encoding="utf-8").read()
-    from reports.render.markdown import m
+    from harness.reports.render.markdown import m
 
     assert "**Why:**" not in md   # the reason is the group's, not repeated per case
     for g in gs:   # once in the summary table with its count, once as the group's heading
@@ -79,8 +79,8 @@ def test_one_score_matrix_and_relative_plot_files(canonical):
 
 
 def test_agreement_shown_when_known(canonical, monkeypatch):
-    from reports.model import decision
-    from reports.render import decision as decision_render
+    from harness.reports.model import decision
+    from harness.reports.render import decision as decision_render
 
     monkeypatch.setattr(decision, "standings", lambda rep: {
         "inhouse.span": decision.Standing(0.91, 0.8, 0.97, 60, 30),
@@ -88,7 +88,7 @@ def test_agreement_shown_when_known(canonical, monkeypatch):
     monkeypatch.setattr(canonical.report, "decision", decision.compute(canonical.report))
     md = "\n".join(decision_render.markdown(canonical.report))
     assert "definition ceiling (reference judge)" in md
-    from reports.render.markup import m
+    from harness.reports.render.markup import m
 
     # each recommendation names the figures it rests on: agreement with its interval and n, then cost
     assert re.search(re.escape(m("inhouse.span 0.91 [0.80, 0.97] n=60, 50% ungrounded, at ")) + r"\d+\.\d judge calls "
@@ -101,11 +101,11 @@ def test_a_run_without_the_probe_cases_reads_the_cards(tmp_path):
     import json
 
     import harness
+    from harness.reports.build import compute
+    from harness.reports.model.data import load_run
+    from harness.reports.model.decision import needs
+    from harness.reports.model.facts import from_card, merged, sources
 
-    from reports.build import compute
-    from reports.model.data import load_run
-    from reports.model.decision import needs
-    from reports.model.facts import from_card, merged, sources
     from tests.conftest import CANONICAL
 
     rows = [json.loads(line) for line in open(CANONICAL, encoding="utf-8")][:2]

@@ -21,7 +21,7 @@ N = 120
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     """(index.html path, the run's data) for a synthetic run of N cases (the canonical ones, repeated)."""
-    from reports.build import build
+    from harness.reports.build import build
 
     d = tmp_path_factory.mktemp("nav")
     base = [case_to_json(c) for c in load_cases(CANONICAL)]

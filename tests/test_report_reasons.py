@@ -3,11 +3,10 @@ one table row per situation, each with the kind it must name, plus the alignment
 from __future__ import annotations
 
 from harness.core.records import Annotation, Case, Claim, Context
+from harness.reports.model.alignment import Mark, Row, Unit, align
+from harness.reports.model.reasons import KINDS, case_reason, credit, explain_case, explain_row, row_disagrees
 
 import pytest
-
-from reports.model.alignment import Mark, Row, Unit, align
-from reports.model.reasons import KINDS, case_reason, credit, explain_case, explain_row, row_disagrees
 
 CTX = (Context("1", "Bake at 350 F."), Context("2", "Cool on a rack."))
 

@@ -18,7 +18,7 @@ MAX_PX = 20_000
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    from reports.build import build
+    from harness.reports.build import build
 
     d = tmp_path_factory.mktemp("scale")
     scaled_run(str(d / "run"), N, run_id="scale")
@@ -27,7 +27,7 @@ def built(tmp_path_factory):
 
 
 def test_no_table_is_longer_than_a_page(built):
-    from reports.render.html import MATRIX_ROWS
+    from harness.reports.render.html import MATRIX_ROWS
 
     b, page = built
     assert len(b.report.data.case_ids) == N and len(b.report.data.metrics) == len(TEN_METRICS)
@@ -43,7 +43,7 @@ def test_no_table_is_longer_than_a_page(built):
 def test_the_case_browser_keeps_every_case(built):
     import json
 
-    from reports.model.case_index import DETAIL_CASES
+    from harness.reports.model.case_index import DETAIL_CASES
 
     b, page = built
     data = json.loads(re.search(r'<script type="application/json" id="cb-data">(.*?)</script>', page, re.S).group(1))
@@ -80,7 +80,7 @@ def _shape(section: str) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    from reports.build import build
+    from harness.reports.build import build
 
     d = tmp_path_factory.mktemp("scale-small")
     scaled_run(str(d / "run"), N_SMALL, run_id="scale-small")
@@ -104,7 +104,7 @@ def test_every_section_lays_out_the_same_at_five_times_the_cases(built, small):
 
 
 def test_the_divergence_section_links_a_bounded_number_of_cases(built):
-    from reports.render.html_divergence import FULL_WHEN_MANY, LINKS_PER_GROUP
+    from harness.reports.render.html_divergence import FULL_WHEN_MANY, LINKS_PER_GROUP
 
     b, page = built
     sec = _sections(page)["divergences"]
@@ -117,8 +117,8 @@ def test_the_divergence_section_links_a_bounded_number_of_cases(built):
 def test_a_long_block_table_or_list_is_cut_and_counted():
     """Any metric's own section (the cascade's residual errors, say) goes through the same layout: at 5,000 rows
     it shows the first TABLE_ROWS and the count; the Markdown keeps them all."""
-    from reports.model.blocks import Block, Table
-    from reports.render.blocks import TABLE_ROWS, html, markdown
+    from harness.reports.model.blocks import Block, Table
+    from harness.reports.render.blocks import TABLE_ROWS, html, markdown
 
     rows = [[f"case-{i}", "a sentence", "0.9"] for i in range(5000)]
     blk = Block("cascade", "Cascade", [Table(["case", "text", "similarity"], rows), [f"item {i}" for i in range(5000)]])

@@ -1,4 +1,4 @@
-"""The report's public entry point (``import reports``): a run's report as data for notebooks, from an
+"""The report's public entry point (``from harness import reports``): a run's report as data for notebooks, from an
 :class:`harness.EvalResult` or a run directory, read from the store."""
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ import subprocess
 import sys
 
 import harness
+from harness import reports
 
 import pytest
-
-import reports
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +55,6 @@ def test_alignment_puts_each_metric_on_the_claims(run):
 
 
 def test_write_puts_the_report_where_asked(run, tmp_path):
-    reports.load(run)   # imports the module reports.build: the entry point's names must not be shadowed by it
+    reports.load(run)   # imports the module harness.reports.build: the entry point's names must not be shadowed by it
     built = reports.write(run, str(tmp_path))
     assert built.html_path.startswith(str(tmp_path)) and open(built.md_path, encoding="utf-8").read().startswith("# ")

@@ -12,13 +12,13 @@ import subprocess
 import sys
 
 from harness.cases.load import case_to_json, load_cases
+from harness.reports.review import answers as A
+from harness.reports.review import reviewers as R
+from harness.reports.review.sampling import draw
+from harness.reports.review.store import LabelStore
 
 import pytest
 
-from reports.review import answers as A
-from reports.review import reviewers as R
-from reports.review.sampling import draw
-from reports.review.store import LabelStore
 from tests.conftest import CANONICAL, ROOT
 from tests.synthetic import synthetic_run
 
@@ -84,8 +84,8 @@ def test_every_save_is_kept_and_survives_sigkill(tmp_path):
     path = str(tmp_path / "l.sqlite")
     code = f"""
 import os, signal
-from reports.review.store import LabelStore
-from reports.review.sampling import Pick
+from harness.reports.review.store import LabelStore
+from harness.reports.review.sampling import Pick
 s = LabelStore({path!r})
 s.write_sample([Pick("a", 1.0, 0.0)], {{"a": {{"id": "a"}}}}, {{}}, {{"seed": 1}})
 s.save("alice", "a", {{"claims": [], "abstention": True, "answerable": False, "n": 1}})
@@ -171,15 +171,15 @@ def test_weighted_agreement_undoes_the_lean_toward_disagreement(labelled_run, tm
     """A sample leaning toward disagreement, labelled with the true annotations: the weighted estimate of
     each metric's raw agreement lands nearer the whole run's figure than the plain sample figure does, on
     average over many seeds (the sample design's whole point)."""
-    from reports.model import weighted_agreement as W
-    from reports.model.data import load_run
-    from reports.review.agree import with_labels
+    from harness.reports.model import weighted_agreement as W
+    from harness.reports.model.data import load_run
+    from harness.reports.review.agree import with_labels
 
     run, labels = labelled_run
     full = load_run(run)
     truth_full, _, _ = with_labels(full, labels)
     whole = {w.metric: w.accuracy for w in W.compute(truth_full, {c: 1.0 for c in truth_full.case_ids}, 10)}
-    from reports.review.source import load
+    from harness.reports.review.source import load
 
     src = load(run)
     err_w, err_plain = collections.Counter(), collections.Counter()

@@ -42,7 +42,7 @@ def run_dir(tmp_path_factory):
 
 
 def _latest(labels: str, reviewer: str) -> dict:
-    from reports.review.store import LabelStore
+    from harness.reports.review.store import LabelStore
 
     s = LabelStore(labels)
     try:

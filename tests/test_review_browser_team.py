@@ -13,7 +13,7 @@ RULES = "# Labelling rules\n\n1. **supported** needs a quote.\n2. Vague claims: 
 
 
 def _store(labels: str):
-    from reports.review.store import LabelStore
+    from harness.reports.review.store import LabelStore
 
     return LabelStore(labels, read_only=True)
 

@@ -8,19 +8,19 @@ import asyncio
 import json
 
 from harness.cases.load import case_to_json, load_cases
+from harness.reports.review import answers as A
+from harness.reports.review import reviewers as R
+from harness.reports.review.store import LabelStore
 
 import pytest
 
-from reports.review import answers as A
-from reports.review import reviewers as R
-from reports.review.store import LabelStore
 from tests.conftest import CANONICAL
 
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
     """A labels file holding 3 canonical cases, drawn by the command (in-process), with guidelines."""
-    from harness_cli import main
+    from harness.console import main
 
     d = tmp_path_factory.mktemp("review-team")
     g = d / "rules.md"
@@ -38,7 +38,7 @@ def _done_state(case: dict) -> dict:
 
 
 def test_guidelines_are_kept_in_the_labels_file_and_replaced_by_a_later_call(sample, tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     s = LabelStore(sample["labels"], read_only=True)
     try:
@@ -94,9 +94,9 @@ def test_a_skipped_answer_is_left_out_of_the_kappa_and_counted():
 
 
 def test_the_app_serves_guidelines_skip_comment_and_undo_as_appends(sample, tmp_path):
-    from aiohttp.test_utils import TestClient, TestServer
+    from harness.reports.review.server import make_app
 
-    from reports.review.server import make_app
+    from aiohttp.test_utils import TestClient, TestServer
 
     labels = str(tmp_path / "l.sqlite")
     with open(sample["labels"], "rb") as src, open(labels, "wb") as dst:
@@ -134,11 +134,11 @@ def test_the_app_serves_guidelines_skip_comment_and_undo_as_appends(sample, tmp_
 
 
 def test_assign_splits_the_sample_with_overlap_and_each_reviewer_sees_their_progress(sample, tmp_path, capsys):
-    from aiohttp.test_utils import TestClient, TestServer
+    from harness.console import main
+    from harness.reports.review.assign import split
+    from harness.reports.review.server import make_app
 
-    from harness_cli import main
-    from reports.review.assign import split
-    from reports.review.server import make_app
+    from aiohttp.test_utils import TestClient, TestServer
 
     parts = split(9, ["alice", "bob", "carol"], overlap=3)
     assert [0, 1, 2] == parts["alice"][:3] == parts["bob"][:3] == parts["carol"][:3]

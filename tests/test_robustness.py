@@ -100,7 +100,7 @@ def test_specific_rules_on_a_known_case(canonical):
 # --- the command line ----------------------------------------------------------------------------
 
 def test_perturb_writes_the_cases_then_their_variants(tmp_path, capsys):
-    from harness_cli import main
+    from harness.console import main
 
     out = tmp_path / "p.jsonl"
     assert main(["perturb", CANONICAL, "--out", str(out), "--kinds", "order,number"]) == 0
@@ -118,7 +118,7 @@ def test_perturb_writes_the_cases_then_their_variants(tmp_path, capsys):
     ([CANONICAL, "--out", "/nonexistent/dir/x.jsonl"], "cannot be written: No such file or directory"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
-    from harness_cli import main
+    from harness.console import main
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1}\n{"id": "x"}\n', encoding="utf-8")
@@ -134,8 +134,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
 # --- the figures ---------------------------------------------------------------------------------
 
 def _figures(metric, cases, upstream=None):
-    from reports.model import robustness as R
-    from reports.model.agreement import top_of
+    from harness.reports.model import robustness as R
+    from harness.reports.model.agreement import top_of
+
     from tests.scoring import score_cases
 
     scored = score_cases(metric, cases, upstream=upstream)
@@ -161,9 +162,9 @@ def test_inhouse_under_the_reference_judge_never_flips_and_detects_every_changed
 def test_the_pooled_interval_resamples_cases_and_covers():
     """Simulation: cases with a case-level flip propensity (clustered variants); the pooled rate is
     unbiased and its interval covers the true rate at least ~93% of the time over 300 sets."""
-    import numpy as np
+    from harness.reports.model.robustness import rate
 
-    from reports.model.robustness import rate
+    import numpy as np
 
     rng = np.random.default_rng(7)
     true, covered, est = 0.2, 0, []
@@ -187,9 +188,9 @@ def _run(tmp_path, judge=None):
     import io
     import os
 
-    from harness_cli import main
-    from reports.model import robustness as R
-    from reports.model.data import load_run
+    from harness.console import main
+    from harness.reports.model import robustness as R
+    from harness.reports.model.data import load_run
 
     cases = str(tmp_path / "perturbed.jsonl")
     assert main(["perturb", CANONICAL, "--out", cases]) == 0
@@ -204,7 +205,7 @@ def _run(tmp_path, judge=None):
 
 
 def test_the_report_and_the_card_show_the_figures_under_the_reference_judge(tmp_path):
-    from reports.model import robustness as R
+    from harness.reports.model import robustness as R
 
     rob, md = _run(tmp_path)
     assert rob.reference and rob.variants == 170
@@ -240,7 +241,7 @@ def test_the_figures_under_the_realistic_judge(tmp_path, realistic_judge):  # no
 def test_the_cards_figures_for_inhouse_are_what_the_scorer_gives_now(canonical, variants):
     """reports/cards/robustness.json (what the cards show) holds, for the in-house scorer under the reference
     judge, exactly the figures a fresh scoring of the perturbed canonical set gives, and its card says them."""
-    from reports.cards.robustness import card_lines, load
+    from harness.reports.cards.robustness import card_lines, load
 
     kept = next(f for f in load() if f["reference"])
     assert kept["variants"] == sum(len(v) for v in variants.values())

@@ -274,7 +274,7 @@ class ScriptInReasons:
 
 def test_judge_text_in_the_report_is_escaped(canonical, tmp_path):
     try:
-        from reports.build import build
+        from harness.reports.build import build
     except ImportError:
         pytest.skip("no report builder")
     from harness.cases.load import CaseSet

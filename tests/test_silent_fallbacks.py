@@ -3,6 +3,7 @@ score, the cell keeps the vendor's score, is flagged ``vendor_fallback`` (plus t
 says so in its reason, and the report counts such cells per metric."""
 from __future__ import annotations
 
+from harness.adapters.trulens.judge import ABSTENTION, GROUNDEDNESS
 from harness.judge.reference import completion
 from harness.judge.responses_api import is_responses
 from harness.judge.upstream import ReferenceUpstream, UpstreamError
@@ -10,7 +11,6 @@ from harness.run.runner import RunOptions, run
 
 import pytest
 
-from adapters.trulens.judge import ABSTENTION, GROUNDEDNESS
 from tests.scoring import score_one
 
 RG_JUDGE2 = "As a specialist in assessing the strength of connections"
@@ -108,9 +108,8 @@ def test_no_fallback_no_flag(cases):
 
 def test_the_report_counts_fallback_cells_per_metric(cases, tmp_path):
     from harness.cases.load import CaseSet
-
-    from reports.model.data import load_run
-    from reports.model.stats import summarise
+    from harness.reports.model.data import load_run
+    from harness.reports.model.stats import summarise
 
     picked = CaseSet(cases.path, tuple(cases.by_id(c) for c in ("cookie-yield", "abstain-answerable", "leave-notice")),
                      cases.sha256)

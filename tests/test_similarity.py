@@ -200,9 +200,8 @@ def test_baseline_makes_one_embeddings_call_and_no_chat_call(results):
 
 
 def test_inhouse_handler_reads_a_whole_sentence_from_its_claims(canonical):
+    from harness.adapters.inhouse.judge import _sentence_verdict
     from harness.metric.protocol import JudgeRequest
-
-    from adapters.inhouse.judge import _sentence_verdict
 
     def verdict(case_id, sentence):
         return _sentence_verdict(JudgeRequest("cascade.similarity_span", canonical.by_id(case_id), {}), 1, sentence)
@@ -219,7 +218,7 @@ def test_inhouse_handler_reads_a_whole_sentence_from_its_claims(canonical):
 
 
 def test_threshold_changes_the_verdicts(canonical):
-    from adapters.baseline.similarity import BaselineSimilarity
+    from harness.adapters.baseline.similarity import BaselineSimilarity
 
     case = canonical.by_id("refund-invented")
     hi = score_cases("baseline.similarity", [case])[case.id].result
@@ -280,8 +279,9 @@ def test_default_similarity_metrics_run_with_no_network(tmp_path):
 
 def test_cascade_costs_beside_the_full_scorer_on_the_canonical_run():
     """What the cascade section and card state, on the canonical reference run (embedded MiniLM, 0.80)."""
-    from adapters.cascade.report import summarise
-    from reports.model.data import load_run
+    from harness.adapters.cascade.report import summarise
+    from harness.reports.model.data import load_run
+
     from tests.synthetic import canonical_run
 
     run_dir, _ = canonical_run()

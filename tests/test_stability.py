@@ -31,7 +31,7 @@ def _run(canonical, out, sampling, repeats=3, cache="live", run_id="st"):
 def sampled(canonical, tmp_path_factory):
     out = str(tmp_path_factory.mktemp("sampled"))
     outcome, served = _run(canonical, out, Sampling(rate=0.3, seed=7))
-    from reports.build import build
+    from harness.reports.build import build
 
     return outcome, served, build(outcome.run_dir)
 
@@ -73,9 +73,9 @@ def test_the_request_temperature_tells_the_judges_determinism_from_the_metrics(c
     """Under a judge that is deterministic at temperature 0, a metric that sends temperature 0 shows no flip: the
     report names its settings and says that is no evidence about its stability."""
     outcome, _ = _run(canonical, str(tmp_path), None, repeats=2)
-    from reports.build import compute
-    from reports.model.data import load_run
-    from reports.model.stability import NO_EVIDENCE, row
+    from harness.reports.build import compute
+    from harness.reports.model.data import load_run
+    from harness.reports.model.stability import NO_EVIDENCE, row
 
     st = compute(load_run(outcome.run_dir)).stability
     by = {s.metric: s for s in st.metrics}
@@ -88,8 +88,8 @@ def test_the_request_temperature_tells_the_judges_determinism_from_the_metrics(c
 
 def test_without_sampling_the_realistic_judge_is_stable(canonical, tmp_path):
     outcome, _ = _run(canonical, str(tmp_path), None, repeats=2)
-    from reports.build import compute
-    from reports.model.data import load_run
+    from harness.reports.build import compute
+    from harness.reports.model.data import load_run
 
     st = compute(load_run(outcome.run_dir)).stability
     assert all(s.flip_rate == 0 and s.sd_max == 0 for s in st.metrics if s.answers)
@@ -123,7 +123,7 @@ def test_the_repeat_is_in_the_judge_cache_key(canonical, tmp_path):
 
 
 def test_reference_judge_is_called_trivially_stable(canonical, tmp_path):
-    from reports.build import build
+    from harness.reports.build import build
 
     cases = _few(canonical, 4)
     outcome = run(RunOptions(cases=cases, metrics=["inhouse.span"], out_dir=str(tmp_path), run_id="ref",
@@ -171,7 +171,7 @@ def test_an_error_in_a_later_repeat_is_unfinished_work(canonical, tmp_path, monk
 
     failing = runner.run
     monkeypatch.setattr(runner, "run", lambda opts: failing(dataclasses.replace(opts, upstream_wrapper=FailRepeat1)))
-    from harness_cli import main
+    from harness.console import main
 
     code = main(["run", "--cases", canonical.path, "--metrics", "inhouse.span", "--repeats", "2", "--out",
                  str(tmp_path), "--run-id", "r2", "--no-report", "--no-progress"])

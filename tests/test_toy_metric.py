@@ -127,9 +127,9 @@ def _status() -> str:
 
 
 def test_a_metric_from_a_folder_runs_through_run_report_and_cards(toy, tmp_path, capsys):
+    from harness.console import main
     from harness.metric import registry
 
-    from harness_cli import main
     from tests.goldens import canonical_results, golden, mismatch
 
     before = _status()

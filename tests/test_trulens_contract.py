@@ -20,12 +20,13 @@ from tests.conftest import CANONICAL, ROOT
 from tests.scoring import score_one
 
 FIXTURE = json.loads((Path(ROOT) / "tests" / "contracts" / "trulens.json").read_text())
-REGEN = ".venv/bin/python -m adapters.trulens._contract > tests/contracts/trulens.json"
+REGEN = ".venv/bin/python -m harness.adapters.trulens._contract > tests/contracts/trulens.json"
 
 
 @pytest.fixture(scope="module")
 def live():
-    from adapters.trulens.common import load_vendor
+    from harness.adapters.trulens.common import load_vendor
+
     from tests.contracts import trulens_capture as _contract
 
     load_vendor()
@@ -64,7 +65,7 @@ def test_parsing_code(live, name):
 
 def test_step_prefixes_match_the_templates():
     """The reference handlers recognise each step by these prefixes of the recorded system prompts."""
-    from adapters.trulens.judge import STEP_PREFIXES
+    from harness.adapters.trulens.judge import STEP_PREFIXES
 
     for step, prefix in STEP_PREFIXES.items():
         text = FIXTURE["prompts"][f"{step}.system"]["text"]

@@ -9,14 +9,14 @@ import ast
 import json
 from pathlib import Path
 
+from harness.adapters.trulens import judge
+from harness.adapters.trulens.common import join_source
+from harness.adapters.trulens.units import UNPARSABLE, evidence_text, groundedness_result, quotes
 from harness.core.records import Annotation, Case, Claim, Context, Evidence
 from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
 
 import pytest
 
-from adapters.trulens import judge
-from adapters.trulens.common import join_source
-from adapters.trulens.units import UNPARSABLE, evidence_text, groundedness_result, quotes
 from tests.conftest import ROOT
 
 P = {k: v["text"] for k, v in json.loads((Path(ROOT) / "tests" / "contracts" / "trulens.json").read_text())["prompts"].items()}

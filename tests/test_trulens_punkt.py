@@ -29,7 +29,7 @@ PARAMS_SHA256 = "f2260b33cc8cc6d40528bf3992e07768ad6837dec676dde60dfccc6dcd9f9fa
 
 @pytest.fixture(scope="module")
 def shims():
-    from adapters.trulens import _shims
+    from harness.adapters.trulens import _shims
 
     return _shims
 
@@ -93,7 +93,7 @@ def test_known_nltk_english_splits(shims, text, expected):
 
 
 def test_trulens_drops_the_bare_list_markers(shims):
-    from adapters.trulens.units import LIST_MARKER
+    from harness.adapters.trulens.units import LIST_MARKER
 
     assert [s for s in shims.sent_tokenize("1. Preheat. 2. Mix.") if not LIST_MARKER.match(s)] == ["Preheat.", "Mix."]
 

@@ -1,5 +1,5 @@
 """The harness's TruLens provider sends what stock TruLens's OpenAI provider sends, for each kind of
-server (``adapters.trulens._sequence``): the Responses API first for a scored call; after a chat-only
+server (``harness.adapters.trulens._sequence``): the Responses API first for a scored call; after a chat-only
 server's 400 (or 404, where stock itself fails) chat completions without ``response_format``; the
 server probed once per cell. The stock side of the same comparison, on every canonical case, is
 ``tests/test_stock_parity.py``."""
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import threading
 
-import pytest
+from harness.adapters.trulens import _sequence
 
-from adapters.trulens import _sequence
+import pytest
 
 
 class Refusal(Exception):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import builtins
 
+from harness.adapters.trulens.common import load_vendor
+from harness.adapters.trulens.judge import GROUNDEDNESS, TRIVIAL
 from harness.cases.load import load_cases
 from harness.judge.reference import completion
 from harness.judge.responses_api import chat_view, is_responses, response_of
@@ -10,8 +12,6 @@ from harness.judge.upstream import ReferenceUpstream
 
 import pytest
 
-from adapters.trulens.common import load_vendor
-from adapters.trulens.judge import GROUNDEDNESS, TRIVIAL
 from tests.conftest import CANONICAL
 from tests.scoring import score_one
 
@@ -152,7 +152,7 @@ def test_swallowed_judge_failure_is_flagged(vendor):
     for groundedness and scores 1.0 instead of 0.0. The value is TruLens's; the flag says why. A cell
     with a failed judge call is an error whatever the vendor made of it (issue 13: an outage is never
     a finished score), so the 1.0 and the flag are kept in the error cell's detail."""
-    from adapters.trulens.judge import ABSTENTION
+    from harness.adapters.trulens.judge import ABSTENTION
 
     case = CASES.by_id("abstain-answerable")
     s = score_one("trulens.groundedness_answerability", case, upstream=Failing(case, ABSTENTION))

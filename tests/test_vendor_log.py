@@ -7,12 +7,12 @@ import os
 import sys
 import warnings
 
+from harness.adapters.inhouse.span import InhouseSpan
+from harness.console import main
 from harness.core import redact
 from harness.metric import registry
 from harness.run.vendorlog import VendorLog, log_path, summary
 
-from adapters.inhouse.span import InhouseSpan
-from harness_cli import main
 from tests.conftest import CANONICAL
 
 

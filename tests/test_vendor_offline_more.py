@@ -42,7 +42,7 @@ if _path:
     socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo = connect, connect_ex, getaddrinfo
 '''
 """Logs every connect and address look-up of every process of the run (the workers too)."""
-CLI = "import sys; from harness_cli import main; raise SystemExit(main(sys.argv[1:]))"
+CLI = "import sys; from harness.console import main; raise SystemExit(main(sys.argv[1:]))"
 
 
 def _unshare() -> list[str]:

@@ -7,9 +7,9 @@ import json
 import os
 import sqlite3
 
+from harness.console import main
 from harness.run import workers as w
 
-from harness_cli import main
 from tests.conftest import CANONICAL
 
 

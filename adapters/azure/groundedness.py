@@ -14,7 +14,7 @@ How it is run (the vendor's documented usage, pointed at the cell):
   the SDK's off), renders its template, asks for ``json_object`` and parses the reply itself.
 - Azure's client takes no ``http_client``, so inside a run it is given the URL of the process's
   authenticated loopback face into the run's gateway for the time of the cell
-  (:mod:`adapters.azure.relay`); a random token in the path names the cell, and each request and
+  (:mod:`harness.adapters.azure.relay`); a random token in the path names the cell, and each request and
   reply pass unchanged.
 - The evaluator is synchronous (it runs its coroutine with ``asyncio.run`` in the calling thread), so
   the cell calls it from a worker thread.
@@ -25,10 +25,9 @@ import asyncio
 import functools
 import math
 
+from harness.adapters.azure.relay import cell_url
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.metric.protocol import Endpoint, LabelReading, register
-
-from adapters.azure.relay import cell_url
 
 CONTEXT_JOIN = "\n\n"
 """How the passages become Azure's one ``context`` string."""
@@ -104,7 +103,7 @@ class AzureGroundedness:
     card_notes = DEVIATIONS
     label_reading = LabelReading({"supported": 5, "inference": 5, "not_found": 2, "contradicted": 2},
                                  "Azure rating (the answer gets its lowest claim's rating; 3 when it has no claim)")
-    judge = "adapters.azure.judge:reference_reply"
+    judge = "harness.adapters.azure.judge:reference_reply"
 
     @classmethod
     def prepare(cls) -> None:

@@ -16,10 +16,9 @@ verdicts are the model's, not the labels'.
 """
 from __future__ import annotations
 
+from harness.adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.metric import Endpoint, JudgeRequest, register
-
-from adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
 
 CARD_NOTES = """
 The embeddings request goes to the gateway's `/v1/embeddings` route; the run's embedding model is named
@@ -60,7 +59,7 @@ class BaselineSimilarity(SimilarityThreshold):
     shims = ()
     flags = ()
     label_reading = None
-    judge = "adapters.baseline.judge:similarity_reply"
+    judge = "harness.adapters.baseline.judge:similarity_reply"
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         if not case.answer.strip():
@@ -74,6 +73,6 @@ class BaselineSimilarity(SimilarityThreshold):
 
     @staticmethod
     def reference_reply(req: JudgeRequest) -> str:
-        from adapters.baseline.judge import similarity_reply
+        from harness.adapters.baseline.judge import similarity_reply
 
         return similarity_reply(req)

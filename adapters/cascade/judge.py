@@ -8,6 +8,6 @@ from harness.metric import JudgeRequest
 
 def cascade_reply(req: JudgeRequest) -> str:
     """The in-house verifier's reference reply to the cascade's verify request."""
-    from adapters.inhouse.judge import reply
+    from harness.adapters.inhouse.judge import reply
 
     return reply(req)

@@ -21,9 +21,8 @@ import json
 from dataclasses import dataclass, field
 
 from harness.core.spans import overlaps
-
-from reports.model.blocks import Block, Table
-from reports.render.markup import m
+from harness.reports.model.blocks import Block, Table
+from harness.reports.render.markup import m
 
 CASCADE, FULL = "cascade.similarity_span", "inhouse.span"
 

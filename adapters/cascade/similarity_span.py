@@ -6,7 +6,7 @@ accepted as grounded without a judge call. Every sentence it flags goes, in one 
 in-house span verifier (``inhouse.span``'s verify prompt, each flagged sentence as one claim), and is
 grounded only under the in-house rule: verdict supported with a non-empty quote located in the
 passage it names. The verifier's reply is read as ``inhouse.span`` reads it, one re-ask for missing
-verdicts included (:mod:`adapters.inhouse.verdicts`). Score = grounded sentences / sentences; an
+verdicts included (:mod:`harness.adapters.inhouse.verdicts`). Score = grounded sentences / sentences; an
 empty answer is unscored.
 
 What the cascade costs is stated beside the full in-house scorer (report section "Similarity
@@ -22,10 +22,9 @@ come from the configured embedding model, not from the labels.
 """
 from __future__ import annotations
 
+from harness.adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.metric import Endpoint, JudgeRequest, register
-
-from adapters.baseline._sim import Match, SimilarityThreshold, match_sentences
 
 CARD_NOTES = """
 Judge calls per answer: one embeddings request, plus one verify call only when the similarity check
@@ -43,7 +42,7 @@ def approved_unit(i: int, m: Match, threshold: float) -> UnitVerdict:
 
 
 def verified_unit(case: Case, i: int, m: Match, v: dict) -> UnitVerdict:
-    from adapters.inhouse.span import check_evidence
+    from harness.adapters.inhouse.span import check_evidence
 
     grounded, quotes, check = check_evidence(case, v)
     raw = v["verdict"] if grounded or v["verdict"] != "supported" else f"supported ({check})"
@@ -77,11 +76,11 @@ class CascadeSimilaritySpan(SimilarityThreshold):
     flags = ()
     label_reading = None
     uses_judge = True   # the verifier is a judge (the similarity check before it is not)
-    judge = "adapters.cascade.judge:cascade_reply"
+    judge = "harness.adapters.cascade.judge:cascade_reply"
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
-        from adapters.inhouse.span import ReplyError
-        from adapters.inhouse.verdicts import verify_claims
+        from harness.adapters.inhouse.span import ReplyError
+        from harness.adapters.inhouse.verdicts import verify_claims
 
         if not case.answer.strip():
             return CellResult.unscored("no sentences: the answer is empty")
@@ -108,19 +107,19 @@ class CascadeSimilaritySpan(SimilarityThreshold):
     @staticmethod
     def report_sections(data) -> list:
         """The "Similarity cascade" section: what the shortcut saves and what it lets through."""
-        from adapters.cascade import report  # reports/ is loaded only when a report is built
+        from harness.adapters.cascade import report  # reports/ is loaded only when a report is built
 
         return report.sections(data)
 
     @staticmethod
     def card_sections(data, card: str) -> list[str]:
         """The cascade's costs, on its own card and on the similarity baseline's (its filter)."""
-        from adapters.cascade import report
+        from harness.adapters.cascade import report
 
         return report.card_sections(data, card)
 
     @staticmethod
     def reference_reply(req: JudgeRequest) -> str:
-        from adapters.cascade.judge import cascade_reply
+        from harness.adapters.cascade.judge import cascade_reply
 
         return cascade_reply(req)

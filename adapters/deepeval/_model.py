@@ -31,11 +31,10 @@ from __future__ import annotations
 
 import inspect
 
+from harness.adapters.deepeval._usage import UsageOptional
 from harness.core.records import CellResult
 from harness.metric import Endpoint
 from harness.metric.vendor_env import switches
-
-from adapters.deepeval._usage import UsageOptional
 
 # deepeval reads its switches as it is imported (the .env autoload, its folder in the working directory): the
 # import runs under them even when this module is imported outside a harness run (inside one they are on anyway)

@@ -24,12 +24,11 @@ in ``_model``. No DeepEval code is patched.
 """
 from __future__ import annotations
 
+from harness.adapters.deepeval._telemetry import SHIM as TELEMETRY_SHIM
+from harness.adapters.deepeval._usage import SHIM as USAGE_SHIM
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.core.vocab import FLAGS, Flag
 from harness.metric import Endpoint, LabelReading, UnitCredit, register
-
-from adapters.deepeval._telemetry import SHIM as TELEMETRY_SHIM
-from adapters.deepeval._usage import SHIM as USAGE_SHIM
 
 CARD_NOTES = """\
 Deviations from stock use (everything else is DeepEval's own code, unpatched; the stock-parity test
@@ -77,7 +76,7 @@ class DeepEvalFaithfulnessBase:
     unit = "claim"
     label_reading = LabelReading({"supported": "yes", "inference": "yes", "not_found": "borderline",
                                   "contradicted": "no"}, "DeepEval verdict")
-    judge = "adapters.deepeval.judge:reference_reply"
+    judge = "harness.adapters.deepeval.judge:reference_reply"
     flags = (FLAGS["no_claims_scored_1"],
              Flag("no_verdicts_scored_1", "no verdicts, scored 1", "no verdicts = 1",
                   "the verdict step returned no verdicts and DeepEval scores 1"),
@@ -92,10 +91,10 @@ class DeepEvalFaithfulnessBase:
     @classmethod
     def prepare(cls) -> None:
         """Import the vendor stack once, before cells start."""
-        from adapters.deepeval import _model  # noqa: F401
+        from harness.adapters.deepeval import _model  # noqa: F401
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
-        from adapters.deepeval import _model
+        from harness.adapters.deepeval import _model
 
         metric = _model.build_metric(endpoint, self.penalize)
         tc = _model.make_test_case(case.question, case.answer, case.context_texts)

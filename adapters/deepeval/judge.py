@@ -29,11 +29,10 @@ import ast
 import json
 import re
 
+from harness.adapters.deepeval.faithfulness import DeepEvalFaithfulnessBase
 from harness.core.records import Case, Claim
 from harness.core.spans import sentence_spans
 from harness.metric import JudgeRequest, UnrecognisedRequest
-
-from adapters.deepeval.faithfulness import DeepEvalFaithfulnessBase
 
 SCHEMA_STEP = {"Truths": "truths", "Claims": "claims", "Verdicts": "verdicts",
                "FaithfulnessScoreReason": "reason"}

@@ -1,6 +1,6 @@
 """The in-house scorer's two judge steps as requests, and reading a reply: the prompts (versioned files),
 the schemas, the messages, one structured call, and the reply's JSON. Shared by the scorer
-(:mod:`adapters.inhouse.span`) and its verdict reader (:mod:`adapters.inhouse.verdicts`)."""
+(:mod:`harness.adapters.inhouse.span`) and its verdict reader (:mod:`harness.adapters.inhouse.verdicts`)."""
 from __future__ import annotations
 
 import functools

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import json
 
+from harness.adapters.inhouse.span import CLAIMS_MARKER, InhouseSpan
 from harness.core.spans import find_verbatim
 from harness.metric import JudgeRequest, UnrecognisedRequest
-
-from adapters.inhouse.span import CLAIMS_MARKER, InhouseSpan
 
 WORST_FIRST = ("contradicted", "not_found", "inference", "supported")
 """How a sentence's claims combine into one verdict on the sentence."""

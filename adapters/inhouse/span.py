@@ -4,7 +4,7 @@ Definition: a claim counts as grounded only when the judge says ``supported`` AN
 evidence quote AND every quote is located in the context it names: verbatim (whitespace and quote
 marks normalised), or, by default, near-verbatim (case, punctuation, whitespace and ellipses folded
 away, the pieces in order; a quote that keeps the prompt's ``[1] `` prefix, or that names the sentence
-instead of quoting it, "Passage 1, sentence 2": :mod:`adapters.inhouse.quotes`). Score = grounded claims / claims. An
+instead of quoting it, "Passage 1, sentence 2": :mod:`harness.adapters.inhouse.quotes`). Score = grounded claims / claims. An
 answer with no claims is unscored with a reason, never 1.0. Strict mode (``strict = True``, e.g.
 :class:`InhouseSpanStrict`) accepts verbatim quotes only, as version 1 did.
 
@@ -15,18 +15,14 @@ id and the verbatim evidence. An empty answer makes no call. Prompts are version
 
 Replies are read the way real models write them: JSON in a code fence or after prose; a passage
 named as the prompt shows it or as a model writes it (``"[1]"``, ``1``, ``"Passage 1"``, ``"context
-1"``: :mod:`adapters.inhouse.refs`); claims the judge split into fragments (``"2."``) joined again.
+1"``: :mod:`harness.adapters.inhouse.refs`); claims the judge split into fragments (``"2."``) joined again.
 A batch reply that lacks some claims' verdicts is followed by one re-ask for just those claims,
-recorded in the cell's reason and detail (:mod:`adapters.inhouse.verdicts`). A reply that still
+recorded in the cell's reason and detail (:mod:`harness.adapters.inhouse.verdicts`). A reply that still
 cannot be read makes the cell unscored with the reason: it is never read as "unsupported".
 """
 from __future__ import annotations
 
-from harness.core.records import Case, CellResult, Quote, UnitVerdict
-from harness.core.spans import join_fragments
-from harness.metric import Endpoint, LabelReading, UnrecognisedRequest, register
-
-from adapters.inhouse.ask import (  # noqa: F401 - re-exported: the scorer's steps, as before
+from harness.adapters.inhouse.ask import (  # noqa: F401 - re-exported: the scorer's steps, as before
     CLAIMS_MARKER,
     CLAIMS_SCHEMA,
     PROMPT_VERSION,
@@ -39,8 +35,11 @@ from adapters.inhouse.ask import (  # noqa: F401 - re-exported: the scorer's ste
     prompt,
     verify_messages,
 )
-from adapters.inhouse.refs import resolve_context
-from adapters.inhouse.verdicts import verify_claims
+from harness.adapters.inhouse.refs import resolve_context
+from harness.adapters.inhouse.verdicts import verify_claims
+from harness.core.records import Case, CellResult, Quote, UnitVerdict
+from harness.core.spans import join_fragments
+from harness.metric import Endpoint, LabelReading, UnrecognisedRequest, register
 
 
 def parse_claims(content: str) -> list[str]:
@@ -79,11 +78,11 @@ def parse_verdicts(content: str, n: int) -> list[dict]:
 def check_evidence(case: Case, verdict: dict, strict: bool = False) -> tuple[bool, tuple[Quote, ...], str]:
     """The local span check: (grounded?, quotes with where they were found, check result).
 
-    Each quote is located in the context it names (:func:`adapters.inhouse.quotes.locate_quote`;
+    Each quote is located in the context it names (:func:`harness.adapters.inhouse.quotes.locate_quote`;
     ``strict``: verbatim only). A quote that cannot be located fails the claim, and the check result
     quotes the nearest passage text.
     """
-    from adapters.inhouse.quotes import locate_quote, nearest_passage, sentence_ref
+    from harness.adapters.inhouse.quotes import locate_quote, nearest_passage, sentence_ref
 
     quotes = []
     problem = None
@@ -161,7 +160,7 @@ class InhouseSpan:
     label_reading = LabelReading({"supported": "supported", "inference": "supported", "not_found": "not_found",
                                   "contradicted": "contradicted"},
                                  "judge verdict (grounded only with a located span)")
-    judge = "adapters.inhouse.judge:reply"
+    judge = "harness.adapters.inhouse.judge:reply"
     strict: bool = False
     """True: a quote must occur verbatim (whitespace and quote marks normalised); False (default): a
     near-verbatim quote (case, punctuation, whitespace, ellipses) also locates its span."""
@@ -203,7 +202,7 @@ class InhouseSpan:
 class InhouseSpanStrict(InhouseSpan):
     """``inhouse.span`` in strict mode: verbatim quotes only (version 1's check). Not registered by
     default; a package that wants it declares it in the ``groundedness_harness.metrics`` entry-point
-    group (``"inhouse.span_strict" = "adapters.inhouse.span:InhouseSpanStrict"``)."""
+    group (``"inhouse.span_strict" = "harness.adapters.inhouse.span:InhouseSpanStrict"``)."""
 
     name = "inhouse.span_strict"
     display_name = "In-house span groundedness (strict quotes)"

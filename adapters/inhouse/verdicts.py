@@ -20,7 +20,7 @@ import copy
 import re
 from dataclasses import dataclass
 
-from adapters.inhouse.ask import VERDICTS, VERDICTS_SCHEMA, ReplyError, _ask, _json, verify_messages
+from harness.adapters.inhouse.ask import VERDICTS, VERDICTS_SCHEMA, ReplyError, _ask, _json, verify_messages
 
 MAX_REASKS = 1
 """Re-asks per verify step: one, for just the missing claims."""

@@ -14,10 +14,10 @@ How it is run (the vendor's documented usage, pointed at the cell):
   puts ``str(context)`` in the prompt, as it does with the chunks a retriever span gives).
 - MLflow's ``openai`` provider posts with ``requests`` to ``OPENAI_API_BASE`` from the environment;
   it takes no client. So for the length of the cell that base URL is the process's authenticated
-  loopback face (:mod:`adapters.mlflow.relay`, :mod:`harness.metric.loopback`), and the cell's random
+  loopback face (:mod:`harness.adapters.mlflow.relay`, :mod:`harness.metric.loopback`), and the cell's random
   token goes in MLflow's own ``extra_headers=`` as ``X-Harness-Token``; the face hands the body to the
   cell's gateway URL and the gateway's answer back, byte for byte.
-- MLflow's retries are off (the one shim, :mod:`adapters.mlflow._retries`); its parsing decides: a
+- MLflow's retries are off (the one shim, :mod:`harness.adapters.mlflow._retries`); its parsing decides: a
   reply that is not JSON raises ``MlflowException`` in MLflow and the cell is that error, as in stock
   use; a ``result`` other than yes/no (MLflow passes it on as the value) is an error cell naming it.
 - The call is synchronous: it runs in a worker thread (``asyncio.to_thread``), as TruLens's do.
@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import asyncio
 
+from harness.adapters.mlflow._retries import SHIM, no_vendor_retries
+from harness.adapters.mlflow.relay import open_cell
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.metric.protocol import Endpoint, LabelReading, register
-
-from adapters.mlflow._retries import SHIM, no_vendor_retries
-from adapters.mlflow.relay import open_cell
 
 SCORES = {"yes": 1.0, "no": 0.0}
 """MLflow's value -> the cell's score."""
@@ -105,7 +104,7 @@ class MlflowGroundedness:
                                   "contradicted": "no"},
                                  "MLflow result (yes only if every claim reads yes; MLflow's prompt "
                                  "forbids assumptions and approximations, so an inference reads no)")
-    judge = "adapters.mlflow.judge:reference_reply"
+    judge = "harness.adapters.mlflow.judge:reference_reply"
 
     @classmethod
     def prepare(cls) -> None:

@@ -26,10 +26,9 @@ the metric takes its text reading.
 """
 from __future__ import annotations
 
+from harness.adapters.nli.prompt import SYSTEM_PROMPT, parse_user
 from harness.core.spans import find_verbatim
 from harness.metric import JudgeRequest, LabelReading, UnrecognisedRequest
-
-from adapters.nli.prompt import SYSTEM_PROMPT, parse_user
 
 LABEL_READING = LabelReading(
     {"supported": "Yes (the chunk holding all its evidence)", "inference": "Yes", "not_found": "No",

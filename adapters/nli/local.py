@@ -140,7 +140,7 @@ def check_settings(settings: dict, where: str) -> None:
     >>> check_settings({"template": "{premise}"}, "h.json")
     Traceback (most recent call last):
     ...
-    adapters.nli.local.NliModelError: h.json: template '{premise}' does not hold {hypothesis}
+    harness.adapters.nli.local.NliModelError: h.json: template '{premise}' does not hold {hypothesis}
     """
     unknown = sorted(set(settings) - set(SETTINGS))
     if unknown:

@@ -2,7 +2,7 @@
 
 Definition (MiniCheck, Tang, Laban and Durrett, EMNLP 2024): the answer is split into sentences
 (the project's splitter, :func:`harness.core.spans.sentence_spans`); every passage is cut into
-chunks of whole sentences (:mod:`adapters.nli.chunks`); each sentence is checked against each chunk
+chunks of whole sentences (:mod:`harness.adapters.nli.chunks`); each sentence is checked against each chunk
 and its support probability is the highest over all chunks of all passages; the sentence is
 supported when that probability is above 0.5 (MiniCheck's ``pred_label``); the answer's score is the
 share of supported sentences. MiniCheck leaves the aggregation over sentences to its user; the mean
@@ -14,21 +14,20 @@ Two backends, chosen by the run:
 - the judge (default): MiniCheck's yes/no prompt as a chat completion through the cell's gateway URL,
   so Bespoke-MiniCheck-7B, or any LLM served over HTTP, or the reference judge, is the checker. The
   probability comes from the reply's log-probabilities when the server returns them, else from the
-  yes/no text (:mod:`adapters.nli.prompt`). One call per (sentence, chunk) pair;
+  yes/no text (:mod:`harness.adapters.nli.prompt`). One call per (sentence, chunk) pair;
 - a local cross-encoder (``harness run --nli-model PATH``): an ONNX NLI model run in the worker
-  (:mod:`adapters.nli.local`); no judge call at all.
+  (:mod:`harness.adapters.nli.local`); no judge call at all.
 """
 from __future__ import annotations
 
 import asyncio
 
+from harness.adapters.nli.chunks import JUDGE_CHUNK_WORDS, LOCAL_CHUNK_TOKENS, Chunk, chunk_case
+from harness.adapters.nli.judge import LABEL_READING
+from harness.adapters.nli.prompt import Support, request, support
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.core.spans import sentence_spans
 from harness.metric import Endpoint, RunOption, register
-
-from adapters.nli.chunks import JUDGE_CHUNK_WORDS, LOCAL_CHUNK_TOKENS, Chunk, chunk_case
-from adapters.nli.judge import LABEL_READING
-from adapters.nli.prompt import Support, request, support
 
 THRESHOLD = 0.5
 """A sentence is supported when its best support probability is above this (MiniCheck: ``prob > 0.5``)."""
@@ -62,7 +61,7 @@ def check_model_path(path) -> None:
     """ValueError naming the file and what is wrong when ``path`` is given and is not a model the local
     backend can use: the run stops before its first cell (exit 2), instead of every cell failing."""
     if path:
-        from adapters.nli.local import load  # noqa: PLC0415 - lazy: numpy and onnxruntime stay out of --help
+        from harness.adapters.nli.local import load  # noqa: PLC0415 - lazy: numpy and onnxruntime stay out of --help
 
         load(path)
 
@@ -135,7 +134,7 @@ class NliMiniCheck:
     shims = ()
     flags = ()
     label_reading = LABEL_READING
-    judge = "adapters.nli.judge:minicheck_reply"
+    judge = "harness.adapters.nli.judge:minicheck_reply"
     run_options = RUN_OPTIONS
 
     def __init__(self, model_path: str | None = None, chunk_size: int | None = None):
@@ -168,7 +167,7 @@ class NliMiniCheck:
         return list(await asyncio.gather(*(one(s, c) for s in sentences for c in chunks)))
 
     def _local(self, case: Case, sentences: list[str]):
-        from adapters.nli.local import load  # noqa: PLC0415 - lazy: onnxruntime only for --nli-model
+        from harness.adapters.nli.local import load  # noqa: PLC0415 - lazy: onnxruntime only for --nli-model
 
         model = load(self.model_path)
         chunks = chunk_case(case, self.chunk_size or LOCAL_CHUNK_TOKENS, model.tokens)

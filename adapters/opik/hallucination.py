@@ -20,10 +20,9 @@ How it is run (the vendor's documented usage, pointed at the cell):
 """
 from __future__ import annotations
 
+from harness.adapters.opik import _shims
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.metric.protocol import Endpoint, LabelReading, Shim, register
-
-from adapters.opik import _shims
 
 DEVIATIONS = """Deviations from stock use (each with its reason):
 
@@ -73,7 +72,7 @@ class OpikHallucination:
     label_reading = LabelReading({"supported": "faithful", "inference": "faithful", "not_found": "hallucinated",
                                   "contradicted": "hallucinated"},
                                  "Opik reading (score = share of claims that are hallucinated)")
-    judge = "adapters.opik.judge:reference_reply"
+    judge = "harness.adapters.opik.judge:reference_reply"
 
     @classmethod
     def prepare(cls) -> None:

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import json
 
+from harness.adapters.opik.hallucination import OpikHallucination
 from harness.core.errors import UnrecognisedRequest
 from harness.core.records import Case
 from harness.metric.protocol import JudgeRequest
-
-from adapters.opik.hallucination import OpikHallucination
 
 SYSTEM_START = ("You are an expert judge tasked with evaluating the faithfulness of an AI-generated answer "
                 "to the given context.")

@@ -79,7 +79,7 @@ class PhoenixFaithfulness:
     label_reading = LabelReading({"supported": "faithful", "inference": "faithful", "not_found": "unfaithful",
                                   "contradicted": "unfaithful"},
                                  "Phoenix label (the answer is faithful only if every claim reads faithful)")
-    judge = "adapters.phoenix.judge:reference_reply"
+    judge = "harness.adapters.phoenix.judge:reference_reply"
 
     @classmethod
     def prepare(cls) -> None:

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 
+from harness.adapters.phoenix.faithfulness import PhoenixFaithfulness
 from harness.core.errors import UnrecognisedRequest
 from harness.core.records import Case
 from harness.metric.protocol import JudgeRequest
-
-from adapters.phoenix.faithfulness import PhoenixFaithfulness
 
 TEMPLATE_START = "In this task, you will be presented with a query, some context and a response."
 TEMPLATE_END = "Is the response above faithful or unfaithful based on the query and context?"

@@ -24,7 +24,7 @@ Retries (every attempt is one request the gateway sees and counts):
   a judge's rating is NaN (5 failed tries), so it stays as the vendor ships it.
 
 The one shim (the uuid.json file ragas writes into the user's home) is described once, as data,
-in ``adapters.ragas.common.SHIMS``: the metric cards show it; :func:`vendor` applies it.
+in ``harness.adapters.ragas.common.SHIMS``: the metric cards show it; :func:`vendor` applies it.
 
 Observation (not a shim; the vendor's computation is untouched): :func:`observe` wraps the
 ``agenerate`` of the LLM object the adapter itself built (an instance attribute, as ragas's own
@@ -59,7 +59,7 @@ def vendor() -> SimpleNamespace:
     """Import the ragas stack once (about 2-5 s) and apply the data-dir shim."""
     import ragas._analytics as analytics
 
-    analytics.user_data_dir = harness_data_dir  # the shim: see adapters.ragas.common.SHIMS
+    analytics.user_data_dir = harness_data_dir  # the shim: see harness.adapters.ragas.common.SHIMS
     import ragas
     from ragas.llms import llm_factory
     from ragas.metrics.collections import Faithfulness, ResponseGroundedness

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import math
 
+from harness.adapters.ragas.common import DEVIATIONS, SHIMS
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.core.vocab import FLAGS, Flag
 from harness.metric import Endpoint, LabelReading, register
-
-from adapters.ragas.common import DEVIATIONS, SHIMS
 
 
 class RagasStepError(RuntimeError):
@@ -54,7 +53,7 @@ class RagasFaithfulness:
     shims = SHIMS
     label_reading = LabelReading({"supported": 1, "inference": 1, "not_found": 0, "contradicted": 0},
                                  "NLI verdict (1 = can be directly inferred)")
-    judge = "adapters.ragas.judge:faithfulness_reply"
+    judge = "harness.adapters.ragas.judge:faithfulness_reply"
     flags = (FLAGS["vendor_raised_on_empty_input"],
              Flag("no_statements_nan", "no statements, NaN", "no statements",
                   "the statement step returned no statements and Ragas returns NaN"),
@@ -63,12 +62,12 @@ class RagasFaithfulness:
 
     @classmethod
     def prepare(cls) -> None:
-        from adapters.ragas._llm import vendor
+        from harness.adapters.ragas._llm import vendor
 
         vendor()
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
-        from adapters.ragas._llm import describe, is_missing_input, make_llm, observe, vendor
+        from harness.adapters.ragas._llm import describe, is_missing_input, make_llm, observe, vendor
 
         llm = make_llm(endpoint)
         calls = observe(llm)

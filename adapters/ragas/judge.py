@@ -34,11 +34,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from harness.adapters.ragas.faithfulness import RagasFaithfulness
+from harness.adapters.ragas.response_groundedness import RagasResponseGroundedness
 from harness.core.records import Case, Claim
 from harness.metric import JudgeRequest, UnrecognisedRequest
-
-from adapters.ragas.faithfulness import RagasFaithfulness
-from adapters.ragas.response_groundedness import RagasResponseGroundedness
 
 INPUT_MARKER = "Now perform the same with the following input\ninput: "
 """What precedes the input JSON in every rendered collections prompt."""

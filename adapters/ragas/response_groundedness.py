@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import math
 
+from harness.adapters.ragas.common import DEVIATIONS, SHIMS
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.core.vocab import FLAGS, Flag
 from harness.metric import Endpoint, LabelReading, register
-
-from adapters.ragas.common import DEVIATIONS, SHIMS
 
 JUDGES = {"ResponseGroundednessJudge1Prompt": "judge1", "ResponseGroundednessJudge2Prompt": "judge2"}
 _VERDICT = {0: "unsupported", 1: "ambiguous", 2: "supported"}
@@ -54,7 +53,7 @@ class RagasResponseGroundedness:
     shims = SHIMS
     label_reading = LabelReading({"supported": "grounded", "inference": "grounded", "not_found": "not grounded",
                                   "contradicted": "not grounded"}, "counts toward the 0/1/2 rating as")
-    judge = "adapters.ragas.judge:response_groundedness_reply"
+    judge = "harness.adapters.ragas.judge:response_groundedness_reply"
     flags = (FLAGS["vendor_raised_on_empty_input"], FLAGS["vendor_fallback"],
              Flag("one_judge_nan", "one judge NaN", "one judge",
                   "one of the two judges gave no valid rating; the score is the other judge's alone"),
@@ -65,12 +64,12 @@ class RagasResponseGroundedness:
 
     @classmethod
     def prepare(cls) -> None:
-        from adapters.ragas._llm import vendor
+        from harness.adapters.ragas._llm import vendor
 
         vendor()
 
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
-        from adapters.ragas._llm import describe, is_missing_input, make_llm, observe, vendor
+        from harness.adapters.ragas._llm import describe, is_missing_input, make_llm, observe, vendor
 
         llm = make_llm(endpoint)
         calls = observe(llm)
@@ -130,7 +129,7 @@ def judge_unit(case: Case, index: int, judge: str, rating: float, calls) -> Unit
     nan = math.isnan(rating)
     reason = None
     if nan:
-        from adapters.ragas._llm import describe
+        from harness.adapters.ragas._llm import describe
 
         last = next((c for c in reversed(calls) if c.error is not None), None)
         seen = [c.output.rating for c in calls if c.output is not None]

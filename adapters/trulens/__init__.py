@@ -3,6 +3,6 @@
 
 Modules without a leading underscore import no vendor code (adapter discovery imports them);
 ``_shims`` and ``_provider`` do, and are imported lazily from ``score``/``prepare`` through
-:func:`adapters.trulens.common.load_vendor`. ``judge`` holds the reference-judge handlers and
+:func:`harness.adapters.trulens.common.load_vendor`. ``judge`` holds the reference-judge handlers and
 ``units`` turns TruLens's return values into harness records.
 """

@@ -8,7 +8,7 @@ process (every vendor's client in a worker would be instrumented), and it keeps 
 server in a process-wide cache keyed by the model name. This subclass overrides only
 ``_create_chat_completion``, the one method every TruLens feedback call goes through, so all of
 TruLens's prompting, parsing and aggregation code runs unchanged, and sends what the stock provider
-sends (:mod:`adapters.trulens._sequence`: the Responses API first for scored calls, chat completions
+sends (:mod:`harness.adapters.trulens._sequence`: the Responses API first for scored calls, chat completions
 without ``response_format`` when the server has none, the same parameters), on the client from
 ``endpoint.openai()`` (the run's shared connection pool, SDK retries off; no other client, no global key):
 
@@ -33,12 +33,12 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from harness.adapters.trulens import _sequence
+
 import pydantic
 from trulens.core.feedback.endpoint import Endpoint as TruEndpoint
 from trulens.core.feedback.feedback import GroundednessConfigs
 from trulens.feedback import LLMProvider
-
-from adapters.trulens import _sequence
 
 ABSTENTION_PROMPT = "You are a ABSTENTION classifier"
 """Start of TruLens's abstention-classifier system prompt (pinned by the contract test's templates)."""
@@ -82,7 +82,7 @@ class GatewayProvider(LLMProvider):
     def _create_chat_completion(self, prompt: Optional[str] = None, messages: Optional[Sequence[dict]] = None,
                                 response_format: Optional[type[pydantic.BaseModel]] = None,
                                 reasoning_effort: Optional[str] = None, **kwargs):
-        """Stock's request for this call (:func:`adapters.trulens._sequence.send`): the Responses API's
+        """Stock's request for this call (:func:`harness.adapters.trulens._sequence.send`): the Responses API's
         parsed object, or the chat completion's text."""
         msgs = list(messages) if messages is not None else [{"role": "system", "content": prompt}]
         params = _sequence.prepare(self.model_engine, kwargs, reasoning_effort)

@@ -9,7 +9,7 @@ Shim 1: offline Punkt sentence splitting (vendor notes section 3.3): :func:`sent
 Shim 2: the trivial-statement filter's ``eval`` (vendor notes section 3.4): :func:`literal_eval`.
 
 Each shim's trap, change and why it is the minimal one are described once, as data, in
-``adapters.trulens.common.SHIMS`` (the metric cards print them from there).
+``harness.adapters.trulens.common.SHIMS`` (the metric cards print them from there).
 """
 from __future__ import annotations
 

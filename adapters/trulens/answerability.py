@@ -13,11 +13,7 @@ Judge calls per answer: 1 (filter) + 2 per kept sentence (classifier, then judge
 """
 from __future__ import annotations
 
-from harness.core.records import Case, CellResult
-from harness.core.vocab import Flag
-from harness.metric import Endpoint, UnitCredit, register
-
-from adapters.trulens.common import (
+from harness.adapters.trulens.common import (
     CARD_COMMON,
     GROUNDEDNESS_FLAGS,
     LABEL_READING,
@@ -26,7 +22,10 @@ from adapters.trulens.common import (
     VENDOR_VERSION,
     load_vendor,
 )
-from adapters.trulens.groundedness import run_groundedness
+from harness.adapters.trulens.groundedness import run_groundedness
+from harness.core.records import Case, CellResult
+from harness.core.vocab import Flag
+from harness.metric import Endpoint, UnitCredit, register
 
 CARD_NOTES = """\
 Unit: the answer sentence (NLTK English Punkt). Verdicts: as trulens.groundedness (n/3; 3 ->
@@ -67,7 +66,7 @@ class TrulensGroundednessAnswerability:
     unit_credit = UnitCredit(graded=3, raw={"answerable_abstention": 0.0, "unanswerable_abstention": 1.0},
                              raw_rule="scores an abstention by whether the passages could answer")
     label_reading = LABEL_READING
-    judge = "adapters.trulens.judge:answerability_reply"
+    judge = "harness.adapters.trulens.judge:answerability_reply"
     flags = GROUNDEDNESS_FLAGS + (
         Flag("answerable_abstention_scored_0", "answerable abstention, scored 0", "refusal = 0",
              "an abstention although the passages answer the question scores 0"),

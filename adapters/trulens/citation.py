@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import asyncio
 
+from harness.adapters.trulens.common import CARD_COMMON, REQUIRES, SHIMS, VENDOR_VERSION, citation_markers, load_vendor
+from harness.adapters.trulens.units import UNPARSABLE, evidence_text
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.metric import Endpoint, UnitCredit, register
-
-from adapters.trulens.common import CARD_COMMON, REQUIRES, SHIMS, VENDOR_VERSION, citation_markers, load_vendor
-from adapters.trulens.units import UNPARSABLE, evidence_text
 
 CARD_NOTES = """\
 Unit: the whole answer (one binary verdict): 1 -> supported ("1/1"), 0 -> unsupported ("0/1").
@@ -56,7 +55,7 @@ class TrulensCitation:
     shims = SHIMS
     unit_credit = UnitCredit(graded=3)   # a sentence's 0-3 rating counts k/3
     label_reading = None
-    judge = "adapters.trulens.judge:citation_reply"
+    judge = "harness.adapters.trulens.judge:citation_reply"
 
     @classmethod
     def prepare(cls) -> None:

@@ -118,7 +118,7 @@ def load_vendor():
     # trulens logs "Package jsonschema not present in requirements." at import (a dashboard extra we
     # do not install); it is noise on every run's output.
     logging.getLogger("trulens.core.utils.imports").setLevel(logging.ERROR)
-    from adapters.trulens import _provider, _shims
+    from harness.adapters.trulens import _provider, _shims
 
     _shims.apply()
     _LOADED = (_shims, _provider)

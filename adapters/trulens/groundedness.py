@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.core.records import Case, CellResult
-from harness.metric import Endpoint, UnitCredit, register
-
-from adapters.trulens.common import (
+from harness.adapters.trulens.common import (
     CARD_COMMON,
     GROUNDEDNESS_FLAGS,
     LABEL_READING,
@@ -27,7 +24,9 @@ from adapters.trulens.common import (
     join_source,
     load_vendor,
 )
-from adapters.trulens.units import groundedness_result
+from harness.adapters.trulens.units import groundedness_result
+from harness.core.records import Case, CellResult
+from harness.metric import Endpoint, UnitCredit, register
 
 CARD_NOTES = """\
 Unit: the answer sentence (NLTK English Punkt). Verdicts: the judge's 0-3 per sentence, kept as
@@ -89,7 +88,7 @@ class TrulensGroundedness:
     shims = SHIMS
     unit_credit = UnitCredit(graded=3)   # a sentence's 0-3 rating counts k/3
     label_reading = LABEL_READING
-    judge = "adapters.trulens.judge:groundedness_reply"
+    judge = "harness.adapters.trulens.judge:groundedness_reply"
     flags = GROUNDEDNESS_FLAGS
 
     @classmethod

@@ -44,11 +44,10 @@ import json
 import math
 import re
 
+from harness.adapters.trulens.common import LABEL_READING, join_source
 from harness.core.records import Case, Claim
 from harness.core.spans import overlaps
 from harness.metric import JudgeRequest, UnrecognisedRequest
-
-from adapters.trulens.common import LABEL_READING, join_source
 
 TRIVIAL = "Consider the following list of statements. Identify and remove sentences that are stylistic"
 GROUNDEDNESS = "You are an INFORMATION OVERLAP classifier;"

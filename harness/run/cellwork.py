@@ -453,12 +453,12 @@ def judge_failures_are_errors(result: CellResult, ledger) -> CellResult:
 
 def vendor_exception(exc: BaseException) -> str:
     """The qualified type of the exception behind ``exc`` that the vendor's code raised: a wrapper of the
-    project's own (a class under ``adapters.`` or ``harness.``, raised ``from`` the vendor's exception, as
+    project's own (a class under ``harness.adapters.`` or ``harness.``, raised ``from`` the vendor's exception, as
     ``RagasStepError`` names the failed step) is unwrapped to its cause, so a failure compares with stock
     use by the vendor's exception (builtins unqualified, as the stock-parity scripts name them).
 
     >>> class StepError(RuntimeError): pass
-    >>> StepError.__module__ = "adapters.x"
+    >>> StepError.__module__ = "harness.adapters.x"
     >>> try:
     ...     try:
     ...         raise KeyError("k")
@@ -477,7 +477,7 @@ def vendor_exception(exc: BaseException) -> str:
 def raised_in(exc: BaseException) -> str:
     """The module whose code raised ``exc``: the innermost frame of its traceback outside the standard
     library and pydantic (``json.loads`` failing inside a vendor's parser is the vendor's), so an error
-    of the harness's own code (``harness.``, ``adapters.``) is told from a vendor's; "" if unknown.
+    of the harness's own code (``harness.``, ``harness.adapters.``) is told from a vendor's; "" if unknown.
 
     >>> def vendor_parse():
     ...     import json

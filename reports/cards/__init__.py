@@ -1,1 +1,1 @@
-"""Metric cards: the generator (:mod:`reports.cards.generate`) and the committed cards beside it."""
+"""Metric cards: the generator (:mod:`harness.reports.cards.generate`) and the committed cards beside it."""

@@ -1,9 +1,9 @@
-"""The agreement paragraph of every metric card, in the words of :mod:`reports.model.agreement_section`."""
+"""The agreement paragraph of every metric card, in the words of :mod:`harness.reports.model.agreement_section`."""
 from __future__ import annotations
 
-from reports.model.agreement import TARGETS, MetricAgreement, reading
-from reports.model.agreement_section import TARGET_WORDS, excluded_text, rule_text, with_ci
-from reports.render.markup import m
+from harness.reports.model.agreement import TARGETS, MetricAgreement, reading
+from harness.reports.model.agreement_section import TARGET_WORDS, excluded_text, rule_text, with_ci
+from harness.reports.render.markup import m
 
 
 def card_lines(data, a: MetricAgreement) -> list[str]:

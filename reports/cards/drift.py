@@ -2,15 +2,15 @@
 side by side, with every case whose outcome changed and why (``harness compare A B --drift-card FILE``;
 ``scripts/drift_card.sh`` makes the two runs; docs/drift.md).
 
-Built from a :class:`reports.model.compare.Comparison` only (the two run stores; nothing re-scored), so a
+Built from a :class:`harness.reports.model.compare.Comparison` only (the two run stores; nothing re-scored), so a
 test makes one from two recorded runs, offline.
 """
 from __future__ import annotations
 
 import os
 
-from reports.model import sections as S
-from reports.render.markdown import m, table
+from harness.reports.model import sections as S
+from harness.reports.render.markdown import m, table
 
 WHY = ("Why, per case: every cause the drift sentinel found, of: vendor version changed; prompt changed (the "
        "steps whose template differs: the prompt text the vendor sent, case text taken out); judge changed "

@@ -1,10 +1,10 @@
 """One module per ``harness`` subcommand that needs reports/ (``report``, ``cards``, ``check``,
 ``compare``, ``export``): ``add_parser(sub)`` and ``run(args)``; and ``run_report``, the report step
-that extends ``harness run``. Composed into the command line by the top-level module ``harness_cli``."""
+that extends ``harness run``. Composed into the command line by the module ``harness.console`` (harness_cli.py at the top)."""
 
 
 RUN_HELP = "a run directory, a store.sqlite path, or a run id under --out"
-"""Help text of a RUN argument (resolved by :func:`reports.model.data.load_run`)."""
+"""Help text of a RUN argument (resolved by :func:`harness.reports.model.data.load_run`)."""
 
 
 def add_out_argument(parser) -> None:

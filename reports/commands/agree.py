@@ -1,12 +1,11 @@
 """``harness agree RUN [--json]``: agreement of every metric with the human labels of a run's cases
-(reads the store, never re-scores; see :mod:`reports.model.agreement`)."""
+(reads the store, never re-scores; see :mod:`harness.reports.model.agreement`)."""
 from __future__ import annotations
 
 import json
 
 from harness.core.errors import BadInput
-
-from reports.commands import add_out_argument
+from harness.reports.commands import add_out_argument
 
 NAME = "agree"
 
@@ -32,11 +31,11 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Print the figures (exit 2 for a run that does not exist)."""
-    from reports.model import agreement, agreement_section  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model import agreement, agreement_section  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     if args.labels:
-        from reports.review import agree as with_labels  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+        from harness.reports.review import agree as with_labels  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
         try:
             return with_labels.run(args)

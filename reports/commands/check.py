@@ -1,14 +1,14 @@
 """``harness check RUN [--min M=V] [--max M=V] [--min-case M=V] [--max-case M=V] [--baseline RUN --max-drop D] [--max-errors N] [--junit PATH]``:
 a CI gate on a finished run (per metric, per case, against a baseline run).
 
-Exit codes: 0 every criterion holds; 1 a criterion fails; 2 bad input. See :mod:`reports.model.gate`.
+Exit codes: 0 every criterion holds; 1 a criterion fails; 2 bad input. See :mod:`harness.reports.model.gate`.
 Only argparse at import time: ``harness --help`` stays instant.
 """
 from __future__ import annotations
 
 import os
 
-from reports.commands import RUN_HELP, add_out_argument, run_as_bad_input
+from harness.reports.commands import RUN_HELP, add_out_argument, run_as_bad_input
 
 
 def add_parser(sub):
@@ -52,9 +52,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from reports.model.gate import check, junit_xml, lines, parse_min  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from reports.model.gate_cases import against_baseline, parse_min_case, per_case, setup_changes  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model.gate import check, junit_xml, lines, parse_min  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model.gate_cases import against_baseline, parse_min_case, per_case, setup_changes  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     minimums = [parse_min(item) for item in args.min]
     maximums = [parse_min(item, "--max") for item in args.max]

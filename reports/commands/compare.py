@@ -1,4 +1,4 @@
-"""``harness compare RUN_A RUN_B``: two runs side by side (see :mod:`reports.model.compare`), as HTML and Markdown.
+"""``harness compare RUN_A RUN_B``: two runs side by side (see :mod:`harness.reports.model.compare`), as HTML and Markdown.
 
 Only argparse at import time: ``harness --help`` stays instant.
 """
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from reports.commands import RUN_HELP, add_out_argument, run_as_bad_input
+from harness.reports.commands import RUN_HELP, add_out_argument, run_as_bad_input
 
 
 def add_parser(sub):
@@ -34,9 +34,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from reports.model.compare import SIGNIFICANT, compare  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from reports.render.compare import write  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model.compare import SIGNIFICANT, compare  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.render.compare import write  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     a, b = load_run(args.run_a, args.out), load_run(args.run_b, args.out)
     cmp = compare(a, b)
@@ -57,7 +57,7 @@ def _run(args) -> int:
         for c in cmp.drift.changes:
             print(f"  {c.metric} / {c.case_id}: {c.label_a} -> {c.label_b} ({'; '.join(c.causes)})")
     if args.drift_card:
-        from reports.cards.drift import write_card  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+        from harness.reports.cards.drift import write_card  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
         print(f"drift card: {write_card(cmp, args.drift_card)}")
     print(f"compare: {html_path}")

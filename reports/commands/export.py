@@ -1,4 +1,4 @@
-"""``harness export RUN --format jsonl|parquet|mlflow``: a run's tables for other tools (see :mod:`reports.export`).
+"""``harness export RUN --format jsonl|parquet|mlflow``: a run's tables for other tools (see :mod:`harness.reports.export`).
 
 Only argparse at import time: ``harness --help`` stays instant.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-from reports.commands import RUN_HELP, add_out_argument, run_as_bad_input
+from harness.reports.commands import RUN_HELP, add_out_argument, run_as_bad_input
 
 
 def add_parser(sub):
@@ -33,9 +33,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from reports import export  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from reports.model import mlflow_rows  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from reports.model.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports import export  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model import mlflow_rows  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     if args.dest and os.path.exists(args.dest) and not os.path.isdir(args.dest):
         raise ValueError(f"--dest {args.dest}: is a file; give a directory to write the tables into")
@@ -44,7 +44,7 @@ def _run(args) -> int:
     try:
         if args.format == "mlflow":
             if not os.path.isfile(os.path.join(run_dir, "index.html")):
-                from reports.build import build  # noqa: PLC0415 - lazy: optional import, its absence is handled here
+                from harness.reports.build import build  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
                 build(run_dir, run_dir)
             uri, rid, state = export.to_mlflow(run_dir, store, args.tracking_dir or os.path.join(args.out, "mlruns"),

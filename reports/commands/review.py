@@ -1,5 +1,5 @@
 """``harness review``: label a sample of answers claim by claim in a local web app (see
-:mod:`reports.review`), then read the reviewers' agreement or write the labels as annotated cases.
+:mod:`harness.reports.review`), then read the reviewers' agreement or write the labels as annotated cases.
 
     harness review RUN --labels team.sqlite --sample 50 --reviewer alice   # draw, then serve
     harness review --labels team.sqlite --reviewer bob                     # a second reviewer, same sample
@@ -15,8 +15,7 @@ import asyncio
 import time
 
 from harness.core.errors import BadInput
-
-from reports.commands import add_out_argument
+from harness.reports.commands import add_out_argument
 
 NAME = "review"
 
@@ -62,7 +61,7 @@ def run(args) -> int:
     """Draw (when needed), then serve, report kappa or export."""
     import sqlite3  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
-    from reports.review.store import LabelsFileError, LabelStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.store import LabelsFileError, LabelStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     _check_options(args)
     try:
@@ -85,9 +84,8 @@ def _check_options(args) -> None:
     """Options that are wrong whatever the labels file holds: said before anything is drawn or served."""
     import os  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
+    from harness.reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.run.checks import port  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
-    from reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         port(args.port)
@@ -112,7 +110,7 @@ def _run(store, args) -> int:
     if getattr(args, "assign", None):
         _assign(store, args)
     if getattr(args, "adjudicator", None):
-        from reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+        from harness.reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
         try:
             args.adjudicator = reviewer_name(args.adjudicator)   # "carol\n" is carol, as for --reviewer
@@ -158,8 +156,8 @@ def _read_guidelines(path: str) -> str:
 
 
 def _assign(store, args) -> None:
-    from reports.review.assign import split  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.assign import split  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
         names = [reviewer_name(n) for n in args.assign.split(",")]
@@ -172,7 +170,7 @@ def _assign(store, args) -> None:
 
 
 def _draw(store, args) -> None:
-    from reports.review import sampling, source  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review import sampling, source  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     if not args.source:
         raise BadInput(f"--labels {args.labels} holds no sample yet: name the run or case file to draw it from")
@@ -189,7 +187,7 @@ def _draw(store, args) -> None:
 
 
 def _next(store, args) -> int:
-    from reports.review.next_wave import draw_next  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.next_wave import draw_next  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     if not store.has_sample():
         raise BadInput(f"--next adds to a sample: {args.labels} holds none yet (harness review RUN --labels "
@@ -209,7 +207,7 @@ def _next(store, args) -> int:
 
 
 def _kappa(store, args) -> int:
-    from reports.review import reviewers  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review import reviewers  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     picks = store.picks()
     order = [p.case_id for p in picks]
@@ -226,7 +224,7 @@ def _kappa(store, args) -> int:
 
 
 def _export(store, args) -> int:
-    from reports.review.labelled import collect, write_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.labelled import collect, write_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     names = [r.strip() for r in (args.reviewers or "").split(",") if r.strip()] or None
     try:
@@ -243,7 +241,7 @@ def _export(store, args) -> int:
 
 
 def _serve(store, args) -> int:
-    from reports.review.server import serve  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.server import serve  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     store.check_writable()   # a file the app cannot save to is refused now, not after the first label
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from harness.reports.model import design_estimates as D
 
-from reports.model import design_estimates as D
+import numpy as np
 
 EPSILON = 0.1
 MIN_ANSWERS = 5
@@ -77,7 +77,7 @@ def ungrounded_by_rater(latest: dict[str, dict[str, dict]], raters: list[str]) -
     >>> ungrounded_by_rater({"a": {"x": st}}, ["a"])
     {'a': {'x': True}}
     """
-    from reports.model.agreement import TARGETS  # noqa: PLC0415 - the one definition of the target
+    from harness.reports.model.agreement import TARGETS  # noqa: PLC0415 - the one definition of the target
 
     bad = TARGETS["hallucinated"]
     out = {}

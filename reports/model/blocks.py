@@ -16,7 +16,7 @@ class Table:
 
 @dataclass
 class Plot:
-    """A plot a renderer draws from a finished model (:mod:`reports.render.svgplot`)."""
+    """A plot a renderer draws from a finished model (:mod:`harness.reports.render.svgplot`)."""
 
     kind: str
     """Which drawing: ``frontier``."""

@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
+from harness.reports.model import design_estimates as D
+from harness.reports.model.intervals import wilson
 
-from reports.model import design_estimates as D
-from reports.model.intervals import wilson
+import numpy as np
 
 
 @dataclass(frozen=True)

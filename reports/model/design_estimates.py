@@ -1,7 +1,7 @@
 """Agreement estimates from a labelled sample with known inclusion probabilities (pure numpy functions).
 
 The labelled answers are treated as the sample, each weighted ``w_i = 1 / pi_i`` (its inclusion probability
-under the review's design, :mod:`reports.review.sampling`). When labelling stops partway, the labelled answers
+under the review's design, :mod:`harness.reports.review.sampling`). When labelling stops partway, the labelled answers
 are the first ones of the app's seeded random review order, a random subsample of the drawn sample: each answer's
 probability of being labelled is ``pi_i * r`` with the same ``r`` for all, and every figure here is a ratio of
 weighted counts (Hajek's form), so ``r`` cancels and the figures stay (nearly) unbiased for the whole run.
@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
+from harness.reports.model.intervals import wilson
 
-from reports.model.intervals import wilson
+import numpy as np
 
 RESAMPLES = 2000
 SEED = 20261202

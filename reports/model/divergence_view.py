@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reports.model import sections as S
-from reports.model.decision import groups
+from harness.reports.model import sections as S
+from harness.reports.model.decision import groups
 
 
 @dataclass(frozen=True)
@@ -14,7 +14,7 @@ class MarkView:
     """One unit's verdict in an alignment cell."""
 
     text: str
-    """How the verdict reads (:func:`reports.model.sections.mark_text`)."""
+    """How the verdict reads (:func:`harness.reports.model.sections.mark_text`)."""
     verdict: str
     """The normalised verdict (for the cell's colour)."""
     unit_text: str

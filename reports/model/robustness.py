@@ -21,12 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from harness.cases.perturb import CHANGING, EXPECT, PRESERVING, tags_of
-
-from reports.model import agreement_stats as A
-from reports.model.agreement import top_of
-from reports.model.blocks import Block, Table
-from reports.model.intervals import widen, wilson
-from reports.model.orient import oriented, scale
+from harness.reports.model import agreement_stats as A
+from harness.reports.model.agreement import top_of
+from harness.reports.model.blocks import Block, Table
+from harness.reports.model.intervals import widen, wilson
+from harness.reports.model.orient import oriented, scale
 
 EPS = 1e-9
 ALL = "all"

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.core import vocab
-
-from reports.model.cost import money
+from harness.reports.model.cost import money
 
 TITLES = {
     "decision": "Which metric for which need",
@@ -125,7 +124,7 @@ def fmt(v: float | None, digits: int = 2) -> str:
 def mark_text(mark) -> str:
     """How one unit's verdict reads in an alignment cell.
 
-    >>> from reports.model.alignment import Mark, Unit
+    >>> from harness.reports.model.alignment import Mark, Unit
     >>> mark_text(Mark(Unit("m", 0, "x", "ambiguous", "borderline")))
     '? ambiguous (borderline)'
     """

@@ -1,14 +1,14 @@
 """What the agreement section says about a team's own labels (``--labels``): where they came from (file,
 reviewers, dates, how many answers were drawn and how many of those are not labelled), and, for a review's
-sample, the figures weighted by each answer's inclusion probability (:mod:`reports.model.weighted_agreement`),
+sample, the figures weighted by each answer's inclusion probability (:mod:`harness.reports.model.weighted_agreement`),
 which estimate agreement over every answer of the run rather than over the sample's lean.
 
-A provenance is any object with ``text()`` (``reports.review.team.Provenance``).
+A provenance is any object with ``text()`` (``harness.reports.review.team.Provenance``).
 """
 from __future__ import annotations
 
-from reports.model.agreement_section import with_ci
-from reports.model.blocks import Block, Table
+from harness.reports.model.agreement_section import with_ci
+from harness.reports.model.blocks import Block, Table
 
 WEIGHTED_HEADS = ["metric", "n", "base rate (ungrounded)", "raw agreement", "balanced accuracy", "kappa"]
 WEIGHTED_NOTE = ("Weighted by 1 / inclusion probability: each labelled answer stands for the answers of the run it "

@@ -1,9 +1,9 @@
-"""A :class:`reports.model.blocks.Block` laid out as Markdown lines or as one HTML section (every text escaped)."""
+"""A :class:`harness.reports.model.blocks.Block` laid out as Markdown lines or as one HTML section (every text escaped)."""
 from __future__ import annotations
 
-from reports.model.blocks import Block, Plot, Table
-from reports.render.markup import e, m, table
-from reports.render.svgplot import render as svg
+from harness.reports.model.blocks import Block, Plot, Table
+from harness.reports.render.markup import e, m, table
+from harness.reports.render.svgplot import render as svg
 
 
 def markdown(block: Block) -> list[str]:

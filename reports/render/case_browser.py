@@ -1,4 +1,4 @@
-"""The report's case browser and metric cards, laid out from :mod:`reports.model.case_index`: a case table
+"""The report's case browser and metric cards, laid out from :mod:`harness.reports.model.case_index`: a case table
 that sorts, filters (metric and score range, spread, status, tag, divergent only) and searches, with every
 case's claim-by-claim view (open for divergent cases, collapsed otherwise), paged so that a run of 1,000
 cases stays usable; and each metric's card, which the metric names link to. The data goes in as JSON
@@ -11,10 +11,9 @@ import os
 from urllib.parse import quote
 
 from harness.core import vocab
-
-from reports.model.case_index import build, card_text
-from reports.render.markup import e
-from reports.render.plots import score_style
+from harness.reports.model.case_index import build, card_text
+from harness.reports.render.markup import e
+from harness.reports.render.plots import score_style
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 TITLE = "Cases"

@@ -1,12 +1,12 @@
-"""The compare page as self-contained HTML and as Markdown, from one :class:`reports.model.compare.Comparison`."""
+"""The compare page as self-contained HTML and as Markdown, from one :class:`harness.reports.model.compare.Comparison`."""
 from __future__ import annotations
 
 import os
 
-from reports.model import sections as S
-from reports.model.compare import SIGNIFICANT
-from reports.render.html import CSS, e
-from reports.render.markdown import m, table
+from harness.reports.model import sections as S
+from harness.reports.model.compare import SIGNIFICANT
+from harness.reports.render.html import CSS, e
+from harness.reports.render.markdown import m, table
 
 INTRO = ("For each metric both runs have: the mean over the cases both runs scored, the mean paired "
          "difference B - A with a paired bootstrap 95% interval (cases resampled together), and the cases "

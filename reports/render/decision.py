@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from reports.model.decision import groups
-from reports.model.sections import TITLES
-from reports.render.markup import e, m, table
+from harness.reports.model.decision import groups
+from harness.reports.model.sections import TITLES
+from harness.reports.render.markup import e, m, table
 
 TITLE = "Which metric for which need"
 INTRO = ("Each need is a set of requirements over behaviour facts (found by what the cases are tagged to probe, "

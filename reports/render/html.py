@@ -1,21 +1,21 @@
 """The report as one self-contained HTML page: inline CSS, plots as base64 PNG, no external resource; the
-only script is the case browser's (:mod:`reports.render.case_browser`), inlined, which reads the cases as
+only script is the case browser's (:mod:`harness.reports.render.case_browser`), inlined, which reads the cases as
 JSON and writes their text as text. Every piece of run or case text goes through :func:`e` (HTML-escaped,
 quotes included)."""
 from __future__ import annotations
 
-from reports.model import sections as S
-from reports.model.case_index import card_text
-from reports.model.cost import money, traffic_line
-from reports.model.header import judge_lines, versions
-from reports.model.matrix import legend
-from reports.model.stats import RESAMPLES
-from reports.render import blocks, case_browser, html_divergence
-from reports.render import decision as decision_render
-from reports.render.decision import glance_html
-from reports.render.html_divergence import anchors
-from reports.render.markup import e
-from reports.render.plots import data_uri, score_style
+from harness.reports.model import sections as S
+from harness.reports.model.case_index import card_text
+from harness.reports.model.cost import money, traffic_line
+from harness.reports.model.header import judge_lines, versions
+from harness.reports.model.matrix import legend
+from harness.reports.model.stats import RESAMPLES
+from harness.reports.render import blocks, case_browser, html_divergence
+from harness.reports.render import decision as decision_render
+from harness.reports.render.decision import glance_html
+from harness.reports.render.html_divergence import anchors
+from harness.reports.render.markup import e
+from harness.reports.render.plots import data_uri, score_style
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d2733;background:#f6f7f9;line-height:1.45}

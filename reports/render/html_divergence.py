@@ -1,9 +1,9 @@
-"""The "where they diverge" section of the HTML report, laid out from :mod:`reports.model.divergence_view`."""
+"""The "where they diverge" section of the HTML report, laid out from :mod:`harness.reports.model.divergence_view`."""
 from __future__ import annotations
 
-from reports.model.divergence_view import divergence_section
-from reports.render.case_browser import case_href
-from reports.render.markup import e
+from harness.reports.model.divergence_view import divergence_section
+from harness.reports.render.case_browser import case_href
+from harness.reports.render.markup import e
 
 FULL_PER_GROUP = 5
 """Cases shown in full under each reason; the rest are links to their claim-by-claim view in the case

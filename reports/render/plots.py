@@ -47,7 +47,7 @@ def svg_text(fig, title: str = "") -> str:
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     if title:
-        from reports.render.markup import e  # noqa: PLC0415 - the one escaper
+        from harness.reports.render.markup import e  # noqa: PLC0415 - the one escaper
 
         head = text.index(">") + 1
         text = (text[:head - 1] + f' role="img" aria-label="{e(title)}">' + f"<title>{e(title)}</title>"

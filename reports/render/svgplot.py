@@ -1,15 +1,15 @@
 """The cost-quality frontier as an SVG drawn by matplotlib (text: the same bytes on every run, shown inline in
 the HTML report and linked from the Markdown report and the cards).
 
-It draws a finished :class:`reports.model.frontier.Frontier` and computes nothing but the layout: one panel
+It draws a finished :class:`harness.reports.model.frontier.Frontier` and computes nothing but the layout: one panel
 per x axis (cost; latency unless the model leaves it out), stacked so each is as wide as the page, with the
 agreement at chance as a dotted line, n in the heading, and each metric's name placed where it meets no
-other name and no point (:func:`reports.render.plots.place_labels`).
+other name and no point (:func:`harness.reports.render.plots.place_labels`).
 """
 from __future__ import annotations
 
-from reports.model.blocks import Plot
-from reports.render.plots import _figure, place_labels, svg_text
+from harness.reports.model.blocks import Plot
+from harness.reports.render.plots import _figure, place_labels, svg_text
 
 FRONT, OTHER, CHANCE = "#1f5f99", "#9aa5b1", "#b0413e"
 WIDTH, PANEL, GAP, HEAD, FOOT = 10.0, 4.2, 0.8, 0.8, 0.55

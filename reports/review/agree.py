@@ -3,24 +3,24 @@ labels file), on the run's stored scores (never re-scored).
 
 The run's cases take the review's labels as their annotation (the texts must be the run's: a label is
 only about the answer it was given for). Two sets of figures follow: the usual agreement over the labelled
-answers (n, base rate, intervals, the threshold sweep; :mod:`reports.model.agreement`), and, because a
+answers (n, base rate, intervals, the threshold sweep; :mod:`harness.reports.model.agreement`), and, because a
 review sample may lean toward answers where the metrics disagree, the figures weighted by each answer's
 inclusion probability, which estimate every answer of the run even when labelling stopped partway, with the
 corrected ungrounded share, fitted thresholds, the human ceiling and the planner
-(:mod:`reports.review.estimates`, docs/statistics.md). The seeds' rule is stated next to both.
+(:mod:`harness.reports.review.estimates`, docs/statistics.md). The seeds' rule is stated next to both.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 
-from reports.model import agreement, agreement_section, estimates_section
-from reports.model import weighted_agreement as W
-from reports.model.data import load_run
-from reports.review.estimates import gather
-from reports.review.labelled import collect
-from reports.review.store import LabelStore
-from reports.review.waves import design_weights
+from harness.reports.model import agreement, agreement_section, estimates_section
+from harness.reports.model import weighted_agreement as W
+from harness.reports.model.data import load_run
+from harness.reports.review.estimates import gather
+from harness.reports.review.labelled import collect
+from harness.reports.review.store import LabelStore
+from harness.reports.review.waves import design_weights
 
 TEXT_FIELDS = ("question", "answer", "contexts")
 
@@ -51,8 +51,8 @@ def with_labels(data, labels_path: str, reviewers: list[str] | None = None, adju
 
 def run(args) -> int:
     """Print (or ``--json``) both sets of figures; the labels are a review's labels file or annotated cases
-    (:mod:`reports.review.team`)."""
-    from reports.review import team  # noqa: PLC0415 - lazy: the labels' loader
+    (:mod:`harness.reports.review.team`)."""
+    from harness.reports.review import team  # noqa: PLC0415 - lazy: the labels' loader
 
     data = load_run(args.run, args.out, args.cases)
     reviewers = [r.strip() for r in (args.reviewers or "").split(",") if r.strip()] or None

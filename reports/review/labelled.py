@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 
 from harness.cases.load import parse_case
 from harness.core.records import Case
-
-from reports.review.answers import annotated_case, answer_done
-from reports.review.sampling import Pick
-from reports.review.store import LabelStore
+from harness.reports.review.answers import annotated_case, answer_done
+from harness.reports.review.sampling import Pick
+from harness.reports.review.store import LabelStore
 
 
 @dataclass(frozen=True)

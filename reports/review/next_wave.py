@@ -1,25 +1,25 @@
 """``harness review RUN --labels L --next N``: the next N answers to label, drawn from the answers not yet in the
 sample and leaning toward those where the two best metrics so far (highest design-weighted kappa against the
-labels: :func:`reports.model.label_estimates.plan`) disagree. The draw is the review's own design
-(:func:`reports.review.sampling.draw`: a uniform share plus a share by disagreement), so each answer's
-inclusion probability given the earlier waves is known and stored; :mod:`reports.review.waves` combines the
+labels: :func:`harness.reports.model.label_estimates.plan`) disagree. The draw is the review's own design
+(:func:`harness.reports.review.sampling.draw`: a uniform share plus a share by disagreement), so each answer's
+inclusion probability given the earlier waves is known and stored; :mod:`harness.reports.review.waves` combines the
 waves into unbiased weights. Before any label exists, the lean is toward the spread of every metric's score.
 """
 from __future__ import annotations
 
 import time
 
-from reports.model import label_estimates as LE
-from reports.model.agreement import _top
-from reports.model.data import load_run
-from reports.model.orient import oriented, unit
-from reports.review import sampling, source
-from reports.review.store import LabelStore
+from harness.reports.model import label_estimates as LE
+from harness.reports.model.agreement import _top
+from harness.reports.model.data import load_run
+from harness.reports.model.orient import oriented, unit
+from harness.reports.review import sampling, source
+from harness.reports.review.store import LabelStore
 
 
 def candidates(data, labels_path: str) -> list[str]:
     """The two best metrics on the labels so far ([] before labels give two kappas)."""
-    from reports.review.agree import with_labels  # noqa: PLC0415 - agree imports this module's neighbours
+    from harness.reports.review.agree import with_labels  # noqa: PLC0415 - agree imports this module's neighbours
 
     labelled, _, weights = with_labels(data, labels_path)
     if not weights:

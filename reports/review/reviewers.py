@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.core.records import LABELS
-
-from reports.review.answers import answer_done, skipped
+from harness.reports.review.answers import answer_done, skipped
 
 UNGROUNDED = ("not_found", "contradicted")
 

@@ -30,12 +30,12 @@ import re
 import sqlite3
 from dataclasses import asdict
 
-from aiohttp import web
+from harness.reports.review import answers as A
+from harness.reports.review import assign as S
+from harness.reports.review import reviewers as R
+from harness.reports.review.store import LabelStore
 
-from reports.review import answers as A
-from reports.review import assign as S
-from reports.review import reviewers as R
-from reports.review.store import LabelStore
+from aiohttp import web
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 HOST = "127.0.0.1"

@@ -21,7 +21,7 @@ import sqlite3
 import time
 from urllib.parse import quote
 
-from reports.review.sampling import Pick
+from harness.reports.review.sampling import Pick
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -129,7 +129,7 @@ class LabelStore:
         return self.meta().get("guidelines")
 
     def set_assignment(self, assignment: dict) -> None:
-        """Keep who labels which answers (:mod:`reports.review.assign`); a later ``--assign`` replaces it."""
+        """Keep who labels which answers (:mod:`harness.reports.review.assign`); a later ``--assign`` replaces it."""
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('assignment', ?)", (json.dumps(assignment),))
 
     def has_sample(self) -> bool:
@@ -152,7 +152,7 @@ class LabelStore:
     def append_wave(self, picks: list[Pick], cases: dict[str, dict], verdicts: dict[str, dict], wave: dict) -> None:
         """Add a later wave of the sample (``harness review --next``) after the answers already drawn; the meta's
         ``waves`` (``[{"start", "size", ...}]``) records where each wave starts, so the design weights can combine
-        them (:mod:`reports.review.waves`)."""
+        them (:mod:`harness.reports.review.waves`)."""
         have = self.picks()
         taken = {p.case_id for p in have}
         if any(p.case_id in taken for p in picks):

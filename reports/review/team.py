@@ -128,7 +128,7 @@ def check_file(path: str, reviewers: list[str] | None = None) -> str:
     if kind == "labels file":
         store = _open_store(path)
         try:
-            from reports.review.labelled import collect  # noqa: PLC0415 - lazy: only for a labels file
+            from harness.reports.review.labelled import collect  # noqa: PLC0415 - lazy: only for a labels file
 
             collect(store, reviewers)
         finally:
@@ -151,7 +151,7 @@ def _same_text(path: str, where: str, case: Case, run_cases: dict[str, Case], ru
 
 
 def _open_store(path: str):
-    from reports.review.store import LabelStore  # noqa: PLC0415 - lazy: only for a labels file
+    from harness.reports.review.store import LabelStore  # noqa: PLC0415 - lazy: only for a labels file
 
     try:   # read-only first: a foreign SQLite file (a run store given by mistake) is never written to
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -168,8 +168,8 @@ def _open_store(path: str):
 
 
 def _from_store(path, run_cases, run_id, reviewers, adjudicators) -> TeamLabels:
-    from reports.review.labelled import collect  # noqa: PLC0415 - lazy: only for a labels file
-    from reports.review.waves import design_weights  # noqa: PLC0415 - lazy: only for a labels file
+    from harness.reports.review.labelled import collect  # noqa: PLC0415 - lazy: only for a labels file
+    from harness.reports.review.waves import design_weights  # noqa: PLC0415 - lazy: only for a labels file
 
     store = _open_store(path)
     try:

@@ -12,7 +12,7 @@ weighted counts, so a factor common to every weight changes nothing.
 """
 from __future__ import annotations
 
-from reports.review.sampling import Pick
+from harness.reports.review.sampling import Pick
 
 
 def design_weights(picks: list[Pick], waves: list[dict] | None, labelled: set[str]) -> dict[str, float]:

@@ -53,9 +53,8 @@ def step_of_body(body: dict) -> str:
     """The DeepEval step of a request: from its json_schema name when DeepEval asked for structured
     output, else from the prompt's first words (the plain-text protocol DeepEval uses for a model id
     its registry does not know)."""
+    from harness.adapters.deepeval.judge import step_of
     from harness.metric.protocol import JudgeRequest
-
-    from adapters.deepeval.judge import step_of
 
     return step_of(JudgeRequest("deepeval.faithfulness", None, body))
 
