@@ -22,10 +22,14 @@ def test_console_handlers_lastresort_and_warnings_go_to_the_file(tmp_path, capsy
     noisy.addHandler(console)
     lonely = logging.getLogger("lonelyvendor")    # no handler, propagation off: Python's last resort prints it
     lonely.propagate = False
+    # what this run finds, given back on its exit: another run still going in this process (a test's run in a
+    # thread) keeps its own diversion, which is not this run's to undo
+    handle_before, last_resort_before = logging.Logger.handle, logging.lastResort
+    alone = getattr(handle_before, "__qualname__", "") == "Logger.handle"
     try:
         with redact.isolated():
             redact.register("sk-test-vendorlog-0123456789")
-            with VendorLog(log_path(str(tmp_path))):
+            with VendorLog(log_path(str(tmp_path))) as vlog:
                 try:
                     raise ValueError("bad json")
                 except ValueError:
@@ -40,9 +44,12 @@ def test_console_handlers_lastresort_and_warnings_go_to_the_file(tmp_path, capsy
             assert text.count("Failed to parse model output") == 1     # diverted once, not again at the root
             lines = summary(str(tmp_path))
             assert any("1 x ERROR noisyvendor: Failed to parse model output" in line for line in lines), lines
-            noisy.error("after the run")                                  # the user's handler is theirs again
-            assert "after the run" in capsys.readouterr().err
-            assert console.filters == [] and logging.lastResort is not None
+            assert logging.Logger.handle is handle_before and logging.lastResort is last_resort_before
+            assert vlog.divert not in console.filters
+            if alone:
+                noisy.error("after the run")                              # the user's handler is theirs again
+                assert "after the run" in capsys.readouterr().err
+                assert console.filters == [] and logging.lastResort is not None
     finally:
         noisy.removeHandler(console)
         lonely.propagate = True
