@@ -160,8 +160,9 @@ def _claim_level(data, metric: str, ids: list[str], resamples: int) -> dict[str,
     if not len(located):
         return {}
     by_case: dict[str, list] = {}
-    for r in located.itertuples(index=False):
-        by_case.setdefault(r.case_id, []).append(((int(r.span_start), int(r.span_end)), str(r.verdict)))
+    for cid, start, end, verdict in zip(*[located[c].tolist() for c in ("case_id", "span_start", "span_end",
+                                                                         "verdict")]):
+        by_case.setdefault(cid, []).append(((int(start), int(end)), str(verdict)))
     out = {}
     for target, labels in TARGETS.items():
         truth, pred, missing = [], [], 0
