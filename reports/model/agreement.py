@@ -159,21 +159,22 @@ def _claim_level(data, metric: str, ids: list[str], resamples: int) -> dict[str,
     if not len(located):
         return {}
     by_case: dict[str, list] = {}
-    for r in located.itertuples(index=False):
-        by_case.setdefault(r.case_id, []).append(((int(r.span_start), int(r.span_end)), str(r.verdict)))
+    for cid, start, end, verdict in zip(*[located[c].tolist() for c in ("case_id", "span_start", "span_end",
+                                                                         "verdict")]):
+        by_case.setdefault(cid, []).append(((int(start), int(end)), str(verdict)))
+    judged, missing = [], 0   # (the claim's label, a unit on it is unsupported), in case and claim order
+    for cid in ids:
+        units = by_case.get(cid, [])
+        for claim in data.cases[cid].judged_claims():
+            hits = [v for sp, v in units if overlaps(sp, claim.answer_span)]
+            if not hits:
+                missing += 1
+                continue
+            judged.append((claim.label, "unsupported" in hits))
     out = {}
     for target, labels in TARGETS.items():
-        truth, pred, missing = [], [], 0
-        for cid in ids:
-            units = by_case.get(cid, [])
-            for claim in data.cases[cid].judged_claims():
-                hits = [v for sp, v in units if overlaps(sp, claim.answer_span)]
-                if not hits:
-                    missing += 1
-                    continue
-                truth.append(claim.label in labels)
-                pred.append("unsupported" in hits)
-        out[target] = binary_figures(truth, pred, missing, resamples)
+        out[target] = binary_figures([lab in labels for lab, _ in judged], [p for _, p in judged], missing,
+                                     resamples)
     return out
 
 

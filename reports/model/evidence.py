@@ -33,7 +33,7 @@ def shares(data) -> list[EvidenceShare]:
         u = data.units[data.units["metric"] == m]
         checked = verbatim = 0
         bad: list[tuple[str, str]] = []
-        for cid, quotes in zip(u["case_id"], u["quotes"]):
+        for cid, quotes in zip(u["case_id"].tolist(), u["quotes"].tolist()):
             for q in quotes or []:
                 v = q.get("verbatim")
                 if v is None:

@@ -76,7 +76,11 @@ def weight(metric: str, verdict: str, raw: str) -> float | None:
 
 def credit(row, metric: str) -> float | None:
     """The metric's mean unit weight on the row (None: no counted unit there)."""
-    ws = [w for mk in row.marks.get(metric, []) if (w := weight(metric, mk.unit.verdict, mk.unit.raw_verdict)) is not None]
+    marks = row.marks.get(metric)
+    if not marks:
+        return None
+    credit_of = rule(metric)   # looked up once per row, not once per unit (as weight() would)
+    ws = [w for mk in marks if (w := credit_of(mk.unit.verdict, mk.unit.raw_verdict)) is not None]
     return sum(ws) / len(ws) if ws else None
 
 
