@@ -195,6 +195,13 @@ class HttpEndpoint:
         text = redact.scrub_judge(text.replace(self.__key, "***") if self.__key else text)
         return redact.scrub_judge(redact.cut(text, limit)) if limit is not None else redact.scrub(text)
 
+    def _new_client(self, httpx):
+        from harness.judge.netbackend import install  # noqa: PLC0415 - lazy, with httpx
+
+        client = httpx.AsyncClient(timeout=self._timeout)
+        install(client)   # idle connections checked without a getpeername per check (harness.judge.netbackend)
+        return client
+
     async def _post(self, cell: Cell, route: str, body: dict, bad_body_retryable: bool = False) -> dict:
         """POST ``body`` to ``<url>/<route>``; the JSON reply, or :class:`UpstreamError` (timeouts,
         connection errors, 429 and 5xx retryable; other statuses and a reply over the size cap not; a
@@ -202,7 +209,7 @@ class HttpEndpoint:
         import httpx  # noqa: PLC0415 - lazy: httpx costs ~0.1 s to import
 
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout)
+            self._client = self._new_client(httpx)
         headers = {"Content-Type": "application/json", "X-Harness-Cell": cell.header(),
                    "Accept-Encoding": ACCEPT_ENCODING}
         if self.__key:
@@ -253,7 +260,7 @@ class HttpEndpoint:
         import httpx  # noqa: PLC0415 - lazy: httpx costs ~0.1 s to import
 
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout)
+            self._client = self._new_client(httpx)
         headers = {"Authorization": f"Bearer {self.__key}"} if self.__key else {}
         kw = {"files": {"file": ("batch.jsonl", upload, "application/jsonl")}, "data": {"purpose": "batch"}} \
             if upload is not None else ({"json": body} if body is not None else {})

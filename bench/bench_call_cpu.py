@@ -1,0 +1,87 @@
+"""The harness's own CPU per judge call (issue 38.6: at 100 requests/s the CPU per call is the limit).
+
+    .venv/bin/python bench/bench_call_cpu.py                 # 60 and 240 answers, three metrics
+    .venv/bin/python bench/bench_call_cpu.py --small 100 --large 400 --metrics inhouse.span
+
+The realistic test judge (``tests.judges.realistic --quiet-model``, its own process, loopback HTTP, no
+latency) answers two whole ``harness run`` commands on copies of the canonical cases (new ids,
+``--cache live``, ``--workers 1``, ``--concurrency 32``, ``--no-report``): ``--small`` answers and
+``--large`` answers. The CPU of each command (user + system, the harness's process and any child) is read
+from ``getrusage`` and its judge calls from the run store. The figure printed is the marginal cost
+
+    (CPU of the large run - CPU of the small run) / (its calls - the small run's calls)
+
+so the start-up (vendor imports, the store, the forkserver) cancels out, and what is left is what each
+judge call costs the harness: the vendor code that builds and parses the call, the in-process gateway,
+the cache and store writes, the upstream HTTP client. The judge's own CPU is not counted (another
+process). Nothing is asserted: speed is measured here, never in tests. Run it under ``nice -n 10``
+on a shared machine and say the load average it prints.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench import HARNESS, copies  # noqa: E402  (bench/bench.py)
+
+METRICS = "inhouse.span,ragas.faithfulness,deepeval.faithfulness"
+
+
+def run(n: int, tmp: str, url: str, metrics: str, root: str) -> tuple[float, int]:
+    cases = copies(n, os.path.join(tmp, f"cases{n}.jsonl"))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run([*HARNESS, "run", "--cases", cases, "--metrics", metrics, "--judge-url", url,
+                        "--judge-model", "realistic-judge", "--cache", "live", "--workers", "1",
+                        "--concurrency", "32", "--no-report", "--no-progress", "--out", tmp, "--run-id", f"r{n}"],
+                       cwd=root, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"harness run failed ({p.returncode}): {p.stderr[-2000:]}")
+    db = sqlite3.connect(os.path.join(tmp, f"r{n}", "store.sqlite"))
+    try:
+        calls = db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+    finally:
+        db.close()
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), calls
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--small", type=int, default=60)
+    ap.add_argument("--large", type=int, default=240)
+    ap.add_argument("--metrics", default=METRICS)
+    ap.add_argument("--root", default=ROOT, help="the checkout whose harness runs (another commit's worktree, "
+                    "same .venv: its before-figure)")
+    args = ap.parse_args()
+    judge = subprocess.Popen([sys.executable, "-m", "tests.judges.realistic", "--quiet-model"], cwd=ROOT,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        url = json.loads(judge.stdout.readline())["url"]
+        load0 = os.getloadavg()[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            cpu_s, calls_s = run(args.small, tmp, url, args.metrics, args.root)
+            cpu_l, calls_l = run(args.large, tmp, url, args.metrics, args.root)
+        load1 = os.getloadavg()[0]
+    finally:
+        judge.terminate()
+        judge.wait()
+    per_call = 1000 * (cpu_l - cpu_s) / max(calls_l - calls_s, 1)
+    out = {"root": args.root, "metrics": args.metrics, "small": [args.small, calls_s, round(cpu_s, 2)],
+           "large": [args.large, calls_l, round(cpu_l, 2)], "cpu_ms_per_call": round(per_call, 2),
+           "load": [round(load0, 1), round(load1, 1)]}
+    print(json.dumps(out))
+    print(f"CPU per judge call: {per_call:.2f} ms ({calls_l - calls_s} calls between the runs: "
+          f"{cpu_l:.1f} s - {cpu_s:.1f} s of CPU); load average {load0:.1f} -> {load1:.1f}")
+
+
+if __name__ == "__main__":
+    main()
