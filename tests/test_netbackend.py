@@ -1,12 +1,13 @@
-"""The upstream client's cheaper readiness check (harness.judge.netbackend): connections are reused while
-the server keeps them, and an idle connection the server closed is noticed (not reused) as before."""
+"""The upstream client's network streams (harness.judge.netbackend): connections are reused while
+the server keeps them, and an idle connection the server closed is noticed (not reused) as before;
+a request's head leaves with its body, before any read."""
 from __future__ import annotations
 
 import asyncio
 
-import httpx
-
 from harness.judge import netbackend
+
+import httpx
 
 
 async def _serve(close_after_reply: bool):
@@ -87,3 +88,29 @@ def test_streams_wrapped_and_socket_looked_up_once():
     finally:
         a.close()
         b.close()
+
+
+def test_request_head_leaves_with_its_body_and_before_any_read():
+    class Inner:
+        def __init__(self):
+            self.log = []
+
+        async def write(self, buffer, timeout=None):
+            self.log.append(("write", buffer))
+
+        async def read(self, max_bytes, timeout=None):
+            self.log.append(("read", max_bytes))
+            return b""
+
+    async def go():
+        inner = Inner()
+        s = netbackend._Stream(inner)
+        await s.write(b"POST /x HTTP/1.1\r\nContent-Length: 2\r\n\r\n")
+        await s.write(b"{}")
+        await s.read(10)
+        await s.write(b"GET /y HTTP/1.1\r\n\r\n")   # no body: sent before the read that waits for its answer
+        await s.read(10)
+        return inner.log
+
+    assert asyncio.run(go()) == [("write", b"POST /x HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"), ("read", 10),
+                                 ("write", b"GET /y HTTP/1.1\r\n\r\n"), ("read", 10)]

@@ -9,7 +9,9 @@ of the harness's own CPU per call (profile in bench/README.md, "CPU per judge ca
 
 :func:`install` wraps the pool's network backend so each stream looks its socket up once and then
 answers ``is_readable`` from it with the same check ``httpcore`` makes (``httpcore._utils``'s
-``is_socket_readable``). Every other request and answer passes through unchanged. If a later
+``is_socket_readable``). It also sends a request's head and body in one write (``httpcore`` writes them
+apart: two ``send()`` system calls per call, each waking the judge's side of the loopback). The bytes
+sent and their order are unchanged. If a later
 ``httpx``/``httpcore`` lays its objects out differently, :func:`install` does nothing and the client
 works as it always did.
 """
@@ -21,24 +23,40 @@ _MISSING = object()
 
 
 class _Stream:
-    """An ``httpcore`` network stream, its raw socket looked up once."""
+    """An ``httpcore`` network stream, its raw socket looked up once, a request's head held back until the
+    next write (its body) or read, so head and body leave in one ``send()``: nothing is ever read before
+    what was written is sent."""
 
-    __slots__ = ("_inner", "_sock")
+    __slots__ = ("_inner", "_sock", "_held")
 
     def __init__(self, inner):
         self._inner = inner
         self._sock = _MISSING
+        self._held = b""
+
+    async def _flush(self, timeout):
+        if self._held:
+            held, self._held = self._held, b""
+            await self._inner.write(held, timeout)
 
     async def read(self, max_bytes, timeout=None):
+        await self._flush(timeout)
         return await self._inner.read(max_bytes, timeout)
 
     async def write(self, buffer, timeout=None):
+        if self._held:
+            buffer, self._held = self._held + buffer, b""
+        elif buffer.endswith(b"\r\n\r\n"):   # a request's head: sent with its body, one send() not two
+            self._held = buffer
+            return None
         return await self._inner.write(buffer, timeout)
 
     async def aclose(self):
+        self._held = b""   # a request abandoned before its body: never sent, as if the close came first
         return await self._inner.aclose()
 
     async def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+        await self._flush(timeout)
         return _Stream(await self._inner.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info):
