@@ -18,7 +18,8 @@ process). That figure moves by a few ms from one measurement to the next on a sh
 guest's speed varies), so the script also measures, in this one process, the part this bench was
 written for, the upstream HTTP client, old against new:
 
-    ``--calls`` chat completions (``--concurrency`` in flight) through :class:`harness.judge.upstream.HttpUpstream`
+    ``--calls`` chat completions (``--concurrency`` lanes, each waiting 0 to ``--think-ms`` between its calls
+    as a vendor's own work does, so that, as in a run, idle connections sit in the pool) through :class:`harness.judge.upstream.HttpUpstream`
     to the same judge, CPU of this process per call (``time.process_time``), with the client as it was
     (a plain ``httpx.AsyncClient``) and as it is (:mod:`harness.judge.netbackend` installed), alternated
     ``--rounds`` times, best of each.
@@ -65,7 +66,7 @@ def run(n: int, tmp: str, url: str, metrics: str, root: str) -> tuple[float, int
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), calls
 
 
-def upstream_cpu(url: str, calls: int, concurrency: int, plain: bool) -> float:
+def upstream_cpu(url: str, calls: int, concurrency: int, plain: bool, think_ms: float) -> float:
     """CPU ms of this process per judge call through the harness's upstream client (``plain``: without
     :mod:`harness.judge.netbackend`, as the client was before it)."""
     import asyncio  # noqa: PLC0415
@@ -85,14 +86,16 @@ def upstream_cpu(url: str, calls: int, concurrency: int, plain: bool) -> float:
     async def go() -> float:
         todo = iter(range(calls))
 
-        async def lane():
+        async def lane(k: int):
             for i in todo:
+                if think_ms:   # a vendor's own work between its calls: connections sit idle in the pool meanwhile
+                    await asyncio.sleep(think_ms / 1000 * ((i * 7919 + k) % 11) / 10)
                 await up.complete(cell, {"model": "realistic-judge", "messages": [
                     {"role": "user", "content": f"Is statement {i} supported by the context? Answer yes or no."}]})
 
         await up.complete(cell, {"model": "realistic-judge", "messages": [{"role": "user", "content": "warm-up"}]})
         t0 = time.process_time()
-        await asyncio.gather(*(lane() for _ in range(concurrency)))
+        await asyncio.gather(*(lane(k) for k in range(concurrency)))
         return 1000 * (time.process_time() - t0) / calls
 
     assert httpx   # imported before the timed part
@@ -106,6 +109,8 @@ def main() -> None:
     ap.add_argument("--metrics", default=METRICS)
     ap.add_argument("--calls", type=int, default=1500, help="upstream-client part: calls per measurement")
     ap.add_argument("--concurrency", type=int, default=32, help="upstream-client part: calls in flight")
+    ap.add_argument("--think-ms", type=float, default=20.0, help="upstream-client part: each lane waits 0 to "
+                    "this many ms between its calls (the vendors' own work), so idle connections sit in the pool")
     ap.add_argument("--rounds", type=int, default=3, help="upstream-client part: old/new alternations")
     ap.add_argument("--skip-runs", action="store_true", help="only the upstream-client part")
     ap.add_argument("--root", default=ROOT, help="the checkout whose harness runs (another commit's worktree, "
@@ -118,11 +123,12 @@ def main() -> None:
         load0 = os.getloadavg()[0]
         old, new = [], []
         for _ in range(args.rounds):
-            old.append(upstream_cpu(url, args.calls, args.concurrency, plain=True))
-            new.append(upstream_cpu(url, args.calls, args.concurrency, plain=False))
+            old.append(upstream_cpu(url, args.calls, args.concurrency, True, args.think_ms))
+            new.append(upstream_cpu(url, args.calls, args.concurrency, False, args.think_ms))
         print(json.dumps({"upstream_client_cpu_ms_per_call": {"old": [round(x, 3) for x in old],
                                                               "new": [round(x, 3) for x in new]},
-                          "calls": args.calls, "concurrency": args.concurrency}))
+                          "calls": args.calls, "concurrency": args.concurrency,
+                          "think_ms": args.think_ms}))
         print(f"upstream client, CPU per call (best of {args.rounds}): old {min(old):.3f} ms, new {min(new):.3f} ms "
               f"({min(old) / min(new):.2f}x); load average {load0:.1f} -> {os.getloadavg()[0]:.1f}")
         if not args.skip_runs:
