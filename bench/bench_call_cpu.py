@@ -108,7 +108,13 @@ def upstream_cpu(url: str, calls: int, concurrency: int, plain: bool, think_ms: 
         return 1000 * (time.process_time() - t0) / calls
 
     assert httpx   # imported before the timed part
-    return asyncio.run(go())
+    async def measured() -> float:
+        try:
+            return await go()
+        finally:
+            await up.aclose()
+
+    return asyncio.run(measured())
 
 
 def main() -> None:
