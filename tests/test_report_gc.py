@@ -1,4 +1,4 @@
-"""The report build pauses Python's cycle collector while it runs (reports.build._no_cycle_collection): the
+"""The report build pauses Python's cycle collector while it runs (harness.reports.build._no_cycle_collection): the
 collector must be back as the caller had it afterwards, with nothing left frozen, and a build must give the
 same files whichever way the caller had it."""
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import gc
 import os
 
-from reports.build import build
+from harness.reports.build import build
+
 from tests.synthetic import scaled_run
 
 
