@@ -17,6 +17,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from harness.metric.loopback import scoped_env
 from harness.reports.model import mlflow_rows
 from harness.reports.model.data import load_run
 from harness.store.runstore import RunStore
@@ -191,40 +192,29 @@ def _log_traces(client, uri: str, exp_id: str, rid: str, data, replace: bool) ->
     from mlflow.entities import AssessmentSource, SpanType  # noqa: PLC0415 - lazy: optional extra
 
     # each trace stored before its assessments; the user's own setting is put back afterwards
-    saved = os.environ.get("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING")
-    os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = "false"
-    try:
-        _log_traces_sync(mlflow, AssessmentSource, SpanType, client, uri, exp_id, rid, data, replace)
-    finally:
-        if saved is None:
-            os.environ.pop("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", None)
-        else:
-            os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = saved
-
-
-def _log_traces_sync(mlflow, AssessmentSource, SpanType, client, uri, exp_id, rid, data, replace) -> None:
-    mlflow.set_tracking_uri(uri)
-    mlflow.set_experiment(experiment_id=exp_id)
-    if replace:
-        old = mlflow.search_traces(experiment_ids=[exp_id], run_id=rid, return_type="list")
-        if old:
-            client.delete_traces(exp_id, trace_ids=[t.info.trace_id for t in old])
-    made = []
-    with mlflow.start_run(run_id=rid):
-        for t in mlflow_rows.traces(data):
-            with mlflow.start_span(name=t["case_id"], span_type=SpanType.CHAIN) as root:
-                root.set_inputs({"question": t["question"]})
-                with mlflow.start_span(name="retrieved passages", span_type=SpanType.RETRIEVER) as ret:
-                    ret.set_inputs({"query": t["question"]})
-                    ret.set_outputs(t["passages"])
-                root.set_outputs({"answer": t["answer"]})
-                root.set_attribute("harness.case_id", t["case_id"])
-            made.append((root.trace_id, t))
-    for trace_id, t in made:
-        for a in t["assessments"]:
-            mlflow.log_feedback(trace_id=trace_id, name=a["name"], value=a["value"], rationale=a["rationale"],
-                                source=AssessmentSource(source_type="LLM_JUDGE", source_id=a["name"]),
-                                metadata={"harness.status": a["status"]})
+    with scoped_env("mlflow-export", lambda: {"MLFLOW_ENABLE_ASYNC_TRACE_LOGGING": "false"}):
+        mlflow.set_tracking_uri(uri)
+        mlflow.set_experiment(experiment_id=exp_id)
+        if replace:
+            old = mlflow.search_traces(experiment_ids=[exp_id], run_id=rid, return_type="list")
+            if old:
+                client.delete_traces(exp_id, trace_ids=[t.info.trace_id for t in old])
+        made = []
+        with mlflow.start_run(run_id=rid):
+            for t in mlflow_rows.traces(data):
+                with mlflow.start_span(name=t["case_id"], span_type=SpanType.CHAIN) as root:
+                    root.set_inputs({"question": t["question"]})
+                    with mlflow.start_span(name="retrieved passages", span_type=SpanType.RETRIEVER) as ret:
+                        ret.set_inputs({"query": t["question"]})
+                        ret.set_outputs(t["passages"])
+                    root.set_outputs({"answer": t["answer"]})
+                    root.set_attribute("harness.case_id", t["case_id"])
+                made.append((root.trace_id, t))
+        for trace_id, t in made:
+            for a in t["assessments"]:
+                mlflow.log_feedback(trace_id=trace_id, name=a["name"], value=a["value"], rationale=a["rationale"],
+                                    source=AssessmentSource(source_type="LLM_JUDGE", source_id=a["name"]),
+                                    metadata={"harness.status": a["status"]})
 
 
 def _delete_artifact(client, rid: str, path: str) -> None:

@@ -16,14 +16,19 @@ N = 2000
 MAX_PX = 20_000
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def _built(tmp_path_factory, name: str, n: int):
+    """A synthetic run of ``n`` cases x 10 metrics, its report built: (the build, its HTML)."""
     from harness.reports.build import build
 
-    d = tmp_path_factory.mktemp("scale")
-    scaled_run(str(d / "run"), N, run_id="scale")
+    d = tmp_path_factory.mktemp(name)
+    scaled_run(str(d / "run"), n, run_id=name)
     b = build(str(d / "run"))
     return b, open(b.html_path, encoding="utf-8").read()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    return _built(tmp_path_factory, "scale", N)
 
 
 def test_no_table_is_longer_than_a_page(built):
@@ -80,12 +85,7 @@ def _shape(section: str) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    from harness.reports.build import build
-
-    d = tmp_path_factory.mktemp("scale-small")
-    scaled_run(str(d / "run"), N_SMALL, run_id="scale-small")
-    b = build(str(d / "run"))
-    return b, open(b.html_path, encoding="utf-8").read()
+    return _built(tmp_path_factory, "scale-small", N_SMALL)
 
 
 N_SMALL = 400

@@ -108,7 +108,7 @@ def steady(latencies) -> tuple[float, int]:
     xs = sorted(float(x) for x in latencies)
     if not xs:
         return 0.0, 0
-    med = xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+    med = spread(xs)[0]
     kept = [x for x in xs if not (x > 5 * med and x > med + 1000.0)]
     return sum(kept) / len(kept), len(xs) - len(kept)
 
