@@ -158,9 +158,9 @@ def steady_rate(store: str) -> float | None:
 def latencies(store: str) -> dict:
     """Per metric, latency per answer as the report gives it now (median and p90 of the time in the judge of
     its own calls; compute time for a metric that calls no judge) and as it gave it before (the gateway's
-    time, the run's queue included: :func:`harness.reports.model.cost.steady`)."""
+    time, the run's queue included: :func:`harness.reports.analysis.cost.steady`)."""
     from harness.metric import registry  # noqa: PLC0415
-    from harness.reports.model.cost import latency, steady  # noqa: PLC0415
+    from harness.reports.analysis.cost import latency, steady  # noqa: PLC0415
     from harness.store.runstore import RunStore  # noqa: PLC0415
 
     st = RunStore.open(store)

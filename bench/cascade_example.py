@@ -112,7 +112,7 @@ def example(name: str, url: str | None, labelled: str, new: str, out: str, targe
     # the new data's labels, to measure the realised agreement of what the cascade decided
     sys.path.insert(0, os.getcwd())
     from harness.cases.load import load_cases
-    from harness.reports.model.agreement import answer_truth
+    from harness.reports.analysis.agreement import answer_truth
     from harness.store.runstore import RunStore
 
     truth = {c.id: answer_truth(c, "hallucinated") for c in load_cases(new)}

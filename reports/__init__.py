@@ -24,9 +24,9 @@ __all__ = ["alignment", "frames", "load", "markdown", "section", "write"]
 def load(run, threshold: float | None = None):
     """The computed report of ``run``: an :class:`harness.EvalResult`, a run directory or a store path.
     ``threshold``: the divergence threshold (default as ``harness report``)."""
+    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: ``from harness import reports`` loads nothing
+    from harness.reports.analysis.divergence import DEFAULT_THRESHOLD  # noqa: PLC0415 - lazy
     from harness.reports.build import compute  # noqa: PLC0415 - lazy: ``from harness import reports`` loads nothing
-    from harness.reports.model.data import load_run  # noqa: PLC0415 - lazy: ``from harness import reports`` loads nothing
-    from harness.reports.model.divergence import DEFAULT_THRESHOLD  # noqa: PLC0415 - lazy
 
     path = getattr(run, "run_dir", run)
     return compute(load_run(str(path)), DEFAULT_THRESHOLD if threshold is None else threshold)
@@ -71,7 +71,7 @@ def alignment(rep, case_id: str):
     """One case's answer, row by row (its annotated claims, else its sentences), with each metric's units
     that land on the row (``verdict (raw verdict)``, ``[shared]`` when a unit spans several rows), one
     column per metric (short names), as the report's divergence section shows it."""
-    from harness.reports.model.alignment import align, units_from_frame  # noqa: PLC0415 - lazy
+    from harness.reports.analysis.alignment import align, units_from_frame  # noqa: PLC0415 - lazy
     from harness.reports.model.sections import mark_text  # noqa: PLC0415 - lazy
 
     import pandas as pd  # noqa: PLC0415 - lazy

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 
 from harness.core.redact import register_judge_key, scrub
 from harness.core.terminal import printable
-from harness.reports.model import (
+from harness.reports.analysis import (
     agreement,
-    agreement_section,
     cost,
     decision,
     divergence,
@@ -26,10 +25,10 @@ from harness.reports.model import (
     robustness,
     stability,
     stats,
-    team_section,
 )
-from harness.reports.model.data import load_run, metric_classes
-from harness.reports.model.divergence import DEFAULT_THRESHOLD
+from harness.reports.analysis.data import load_run, metric_classes
+from harness.reports.analysis.divergence import DEFAULT_THRESHOLD
+from harness.reports.model import agreement_section, team_section
 from harness.reports.model.header import judge_lines, versions  # noqa: F401 - re-exported
 from harness.reports.render import html, markdown, plots
 from harness.reports.render.svgplot import files
@@ -52,19 +51,19 @@ class Report:
     """More sections as ``harness.reports.model.blocks.Block`` (agreement with human labels, the similarity cascade),
     rendered by both the HTML and the Markdown report."""
     agreement: list | None = None
-    """Per-metric agreement with the human labels (``harness.reports.model.agreement.compute``)."""
+    """Per-metric agreement with the human labels (``harness.reports.analysis.agreement.compute``)."""
     decision: object = None
-    """The decision table (``harness.reports.model.decision.compute``)."""
+    """The decision table (``harness.reports.analysis.decision.compute``)."""
     stability: object = None
-    """Judge stability across repeats (``harness.reports.model.stability.compute``)."""
+    """Judge stability across repeats (``harness.reports.analysis.stability.compute``)."""
     frontier: object = None
-    """The cost-quality frontier (``harness.reports.model.frontier.compute``)."""
+    """The cost-quality frontier (``harness.reports.analysis.frontier.compute``)."""
     labels: object = None
     """Where the team's labels came from (``harness.reports.review.team.Provenance``), when ``--labels`` gave them."""
     card_notes: dict = field(default_factory=dict)
     """metric -> the line its card carries in this report (agreement with the team's labels)."""
     estimates: dict | None = None
-    """metric -> ``harness.reports.model.decision.Standing`` from another estimator, read by the decision table and the
+    """metric -> ``harness.reports.analysis.decision.Standing`` from another estimator, read by the decision table and the
     frontier instead of the plain agreement (the hook ``decision.standings`` documents); None: the plain one."""
 
     @property
@@ -152,7 +151,7 @@ def design_standings(data) -> dict | None:
 
 def _label_results(data, weights):
     """The design-weighted estimates of the run, computed once per report."""
-    from harness.reports.model import label_estimates  # noqa: PLC0415 - only with a review's labels
+    from harness.reports.analysis import label_estimates  # noqa: PLC0415 - only with a review's labels
 
     if getattr(data, "_label_results", None) is None:
         data._label_results = label_estimates.compute(data, weights)
@@ -164,7 +163,8 @@ def label_estimates_block(data, names: dict[str, str]):
     caller that puts a labels file into the run sets ``data.label_weights`` (case id -> 1 / inclusion
     probability, :func:`harness.reports.review.waves.design_weights`) and ``data.label_source`` (where the labels came
     from); None otherwise (a fully annotated run's agreement section already covers every answer)."""
-    from harness.reports.model import estimates_section, label_estimates  # noqa: PLC0415 - only with a review's labels
+    from harness.reports.analysis import label_estimates  # noqa: PLC0415 - only with a review's labels
+    from harness.reports.model import estimates_section  # noqa: PLC0415 - only with a review's labels
 
     weights = getattr(data, "label_weights", None)
     if not weights:

@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 
 from harness.metric.loopback import scoped_env
-from harness.reports.model import mlflow_rows
-from harness.reports.model.data import load_run
+from harness.reports.analysis import mlflow_rows
+from harness.reports.analysis.data import load_run
 from harness.store.runstore import RunStore
 
 TABLES = ("cells", "units", "calls")

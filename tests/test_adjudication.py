@@ -151,8 +151,8 @@ def test_next_wave_draws_new_answers_with_their_probabilities(review):
 
 
 def test_the_report_shows_the_estimates_when_the_labels_come_from_a_review(review):
+    from harness.reports.analysis.data import load_run
     from harness.reports.build import compute
-    from harness.reports.model.data import load_run
     from harness.reports.render import markdown
     from harness.reports.review.agree import with_labels
     from harness.reports.review.estimates import gather

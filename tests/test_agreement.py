@@ -6,7 +6,7 @@ import sqlite3
 import subprocess
 import sys
 
-from harness.reports.model import agreement_stats as A
+from harness.reports.analysis import agreement_stats as A
 
 import pytest
 

@@ -9,10 +9,10 @@ import glob
 import json
 import os
 
-from harness.reports.model.behaviours import BY_KEY, answers, by_units
-from harness.reports.model.data import load_run
-from harness.reports.model.matrix import build
-from harness.reports.model.orient import scale, unit
+from harness.reports.analysis.behaviours import BY_KEY, answers, by_units
+from harness.reports.analysis.data import load_run
+from harness.reports.analysis.matrix import build
+from harness.reports.analysis.orient import scale, unit
 from harness.run.runner import RunOptions, run
 
 import pytest

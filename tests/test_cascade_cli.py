@@ -122,7 +122,7 @@ def test_calibrate_bad_options_exit_2(tmp_path, capsys):
 def test_held_out_figures_add_up_from_the_stored_cells(calibrated):
     """Coverage, escalation and cost of the held-out replay are the stored cells' own figures."""
     from harness.cases.load import load_cases
-    from harness.reports.model.cascade_calibration import calibrate_run, labels_of, parse_stages
+    from harness.reports.analysis.cascade_calibration import calibrate_run, labels_of, parse_stages
     from harness.store.runstore import RunStore
 
     _, runs, _ = calibrated

@@ -1,10 +1,10 @@
 """The calibrated cascade's guarantee, measured: over many random calibration / test splits of one labelled
 set, the verdicts the cascade keeps agree with the labels at least at the target in at least 1 - delta
 of the splits; the naive threshold (the lowest level whose calibration agreement reaches the target)
-misses it far more often. Pure numpy, no run: the statistics of :mod:`harness.reports.model.selective`."""
+misses it far more often. Pure numpy, no run: the statistics of :mod:`harness.reports.analysis.selective`."""
 from __future__ import annotations
 
-from harness.reports.model import selective as S
+from harness.reports.analysis import selective as S
 
 import numpy as np
 import pytest

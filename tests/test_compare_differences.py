@@ -15,8 +15,8 @@ def _run(tmp_path, cases, run_id, metrics=("inhouse.span",), **kw):
 
 
 def _differences(tmp_path, a, b):
-    from harness.reports.model.compare import compare
-    from harness.reports.model.data import load_run
+    from harness.reports.analysis.compare import compare
+    from harness.reports.analysis.data import load_run
 
     return compare(load_run(a, str(tmp_path)), load_run(b, str(tmp_path))).differences
 

@@ -1,10 +1,10 @@
-"""The corrected ungrounded share (:mod:`harness.reports.model.corrected_rate`): over 1,000 partial labellings of a review
+"""The corrected ungrounded share (:mod:`harness.reports.analysis.corrected_rate`): over 1,000 partial labellings of a review
 sample (the review's design, leaning toward the metric's errors), PPI++ and Rogan-Gladen land on the run's true
 share on average while the metric's raw share does not, and their 95% intervals cover the true share 93-97% of
 the time (Rogan-Gladen's a little wider: up to 98%)."""
 from __future__ import annotations
 
-from harness.reports.model import corrected_rate as R
+from harness.reports.analysis import corrected_rate as R
 from harness.reports.review.sampling import probabilities
 
 import numpy as np

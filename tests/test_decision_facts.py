@@ -23,8 +23,8 @@ def _rows(rename=None, strip_tags=False):
 
 def _report(rows, tmp_path, run_id):
     import harness
+    from harness.reports.analysis.data import load_run
     from harness.reports.build import compute
-    from harness.reports.model.data import load_run
 
     res = harness.evaluate(rows, out_dir=str(tmp_path), run_id=run_id, progress=False, report=False)
     return compute(load_run(res.run_dir))
@@ -53,7 +53,7 @@ def test_a_renamed_copy_gets_the_identical_decision_table(pair):
 
 
 def test_facts_come_from_the_run_by_behaviour(pair):
-    from harness.reports.model.facts import from_card, from_run
+    from harness.reports.analysis.facts import from_card, from_run
 
     original, renamed = pair
     a, b = from_run(original.data, original.cells), from_run(renamed.data, renamed.cells)
@@ -82,7 +82,7 @@ def test_reference_agreement_is_a_ceiling_with_honest_intervals(pair):
 def test_never_cheapest_below_another_candidates_interval(pair):
     """The issue's case: the similarity baseline is the cheapest strict metric, but its agreement lies below
     the others' intervals, so it is passed over for cost, and the row says so."""
-    from harness.reports.model.decision import below, standings
+    from harness.reports.analysis.decision import below, standings
 
     original, _ = pair
     agree = standings(original)

@@ -1,4 +1,4 @@
-"""The design-weighted agreement estimates (:mod:`harness.reports.model.design_estimates`) are unbiased and their 95%
+"""The design-weighted agreement estimates (:mod:`harness.reports.analysis.design_estimates`) are unbiased and their 95%
 intervals cover the whole run's figure about 95% of the time when only part of a review sample is labelled.
 
 A run of 1,500 answers with known truth and metric verdicts; 1,000 review samples of 150 drawn with the review's
@@ -9,7 +9,7 @@ not. The claim-level check does the same with answers of one to five claims whos
 """
 from __future__ import annotations
 
-from harness.reports.model import design_estimates as D
+from harness.reports.analysis import design_estimates as D
 from harness.reports.review.sampling import probabilities
 
 import numpy as np

@@ -35,8 +35,8 @@ def _facts(tmp_path, run_id):
 
 
 def _compare(tmp_path, a, b):
-    from harness.reports.model.compare import compare
-    from harness.reports.model.data import load_run
+    from harness.reports.analysis.compare import compare
+    from harness.reports.analysis.data import load_run
 
     return compare(load_run(a, str(tmp_path)), load_run(b, str(tmp_path)))
 
@@ -76,7 +76,7 @@ def test_every_cell_records_vendor_prompt_and_judge(tmp_path, three):
 
 
 def test_the_same_runs_name_nothing(tmp_path, three):
-    from harness.reports.model.compare import AGREE
+    from harness.reports.analysis.compare import AGREE
 
     _run(tmp_path, three, "a")
     _run(tmp_path, three, "b")

@@ -3,8 +3,8 @@ resamples x n matrix): the same distribution as drawing items, so on the same da
 item-drawing bootstrap's to within resampling noise, and they cover the true mean and AUROC at about 95%."""
 from __future__ import annotations
 
-from harness.reports.model import agreement_stats as A
-from harness.reports.model.stats import bootstrap_ci
+from harness.reports.analysis import agreement_stats as A
+from harness.reports.analysis.stats import bootstrap_ci
 
 import numpy as np
 

@@ -17,9 +17,9 @@ from harness.cases.load import CaseSet
 from harness.judge.gateway import Gateway
 from harness.judge.pace import Pace
 from harness.judge.upstream import Cell, HttpUpstream, RetryPolicy
-from harness.reports.model.cost import per_metric
-from harness.reports.model.data import load_run
-from harness.reports.model.frontier import Point, latency_text
+from harness.reports.analysis.cost import per_metric
+from harness.reports.analysis.data import load_run
+from harness.reports.analysis.frontier import Point, latency_text
 from harness.run.runner import JudgeConfig, RunOptions, run
 from harness.store.runstore import RunStore
 

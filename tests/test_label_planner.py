@@ -4,9 +4,9 @@ thresholds fitted on labels are judged out of fold, so a score unrelated to the 
 in-sample best cut looks good; the alternative-annotator test."""
 from __future__ import annotations
 
-from harness.reports.model import alt_test as AT
-from harness.reports.model import design_estimates as D
-from harness.reports.model import threshold_fit as T
+from harness.reports.analysis import alt_test as AT
+from harness.reports.analysis import design_estimates as D
+from harness.reports.analysis import threshold_fit as T
 from harness.reports.review.sampling import Pick, probabilities
 from harness.reports.review.waves import design_weights
 
@@ -98,7 +98,7 @@ def test_the_planned_number_of_labels_separates_a_real_difference_about_half_the
     true difference is separated about half the time (the planner gives a size, not a promise). From 120 labels
     the planned size has a long tail when the first difference came out small: plans over 2,000 labels are not
     drawn and count as misses."""
-    from harness.reports.model.label_estimates import labels_needed, paired
+    from harness.reports.analysis.label_estimates import labels_needed, paired
 
     rng = np.random.default_rng(9)
 

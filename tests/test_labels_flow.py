@@ -146,13 +146,13 @@ def test_report_with_a_labels_file_shows_agreement_with_those_labels(world, tmp_
     assert "No case of this run carries human labels" not in md
     assert "Estimates over the whole run from the labelled sample" in md and f"{LABELLED} labelled answers" in md
     assert f"Labels: {world['labels']}, {LABELLED} labelled answers of {SAMPLE} drawn. Each labelled answer" in md
-    from harness.reports.model.data import load_run
+    from harness.reports.analysis.data import load_run
     from harness.reports.review.team import apply, load
 
     data = load_run(world["run"])
     assert not any(c.annotation for c in data.cases.values())   # the run itself is unannotated
     data, _ = apply(data, load(world["labels"], data.cases, data.run_id))
-    from harness.reports.model import agreement
+    from harness.reports.analysis import agreement
 
     mine = {a.metric: a for a in agreement.compute(data)}
     # the same figures as a run whose cases had carried exactly those labels as annotations
@@ -173,7 +173,7 @@ def test_a_cheapest_metric_at_chance_is_not_recommended(world, tmp_path):
     from harness.reports.build import build
 
     rep = build(world["run"], str(tmp_path), labels=world["labels"]).report
-    from harness.reports.model.decision import standings
+    from harness.reports.analysis.decision import standings
 
     sim = standings(rep)["baseline.similarity"]
     assert sim.value == pytest.approx(0.5) and sim.at_chance          # flags every answer: chance

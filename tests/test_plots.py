@@ -10,8 +10,8 @@ from __future__ import annotations
 import itertools
 import random
 
-from harness.reports.model.cost import Cost
-from harness.reports.model.frontier import Frontier, Point, pareto
+from harness.reports.analysis.cost import Cost
+from harness.reports.analysis.frontier import Frontier, Point, pareto
 from harness.reports.render import svgplot
 from harness.reports.render.plots import _figure, cost_chart, cost_figure, place_labels
 

@@ -109,7 +109,7 @@ def _span(u):
 
 
 def test_paraphrased_units_land_on_the_claim_they_state(store_units, canonical_cases):
-    from harness.reports.model.alignment import Row, lands_on
+    from harness.reports.analysis.alignment import Row, lands_on
 
     units, _ = store_units
     n = located = on_stated = 0
@@ -181,8 +181,8 @@ def test_near_miss_quotes_no_longer_fail_and_invented_ones_still_do(store_units,
 
 
 def test_every_divergence_reason_is_true_to_the_stored_verdicts(bare_run, store_units):
+    from harness.reports.analysis.reasons import KINDS, case_reason
     from harness.reports.build import build
-    from harness.reports.model.reasons import KINDS, case_reason
 
     units, cells = store_units
     built = build(bare_run[0], os.path.join(bare_run[0], "rebuilt"))
@@ -205,7 +205,7 @@ def test_every_divergence_reason_is_true_to_the_stored_verdicts(bare_run, store_
             assert set(raws) <= on_row, (dv.case_id, metric, raws, on_row)
             checked += 1
         if dv.rule == "judgement":   # both judged the row, and the lower metric credited it less
-            from harness.reports.model.reasons import credit
+            from harness.reports.analysis.reasons import credit
 
             assert credit(row, dv.low[0]) is not None and credit(row, dv.low[0]) < (credit(row, dv.high[0]) or 1.0)
         if "judge also said supported" in dv.reason:

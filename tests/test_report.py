@@ -30,7 +30,7 @@ def synthetic(tmp_path_factory):
 
 
 def test_matrix_marks_are_not_numbers(synthetic):
-    from harness.reports.model.matrix import build
+    from harness.reports.analysis.matrix import build
 
     data = synthetic.report.data
     cells = build(data)
@@ -55,7 +55,7 @@ def test_divergences_sorted_with_reasons(synthetic):
     cookie = by_id["cookie-yield"]
     assert cookie.rule == "definition" and cookie.high == ("deepeval.faithfulness", 1.0)
     assert "counting 'borderline'" in cookie.reason
-    from harness.reports.model.reasons import FALLBACK, KINDS
+    from harness.reports.analysis.reasons import FALLBACK, KINDS
 
     for d in divs:   # every reason names its kind (or is the plain fallback)
         assert d.reason == FALLBACK if d.rule == "unexplained" else (d.rule in KINDS and d.reason.startswith(d.rule))
@@ -94,7 +94,7 @@ def test_summary_counts_and_interval(synthetic):
 
 
 def test_bootstrap_is_seeded():
-    from harness.reports.model.stats import bootstrap_ci
+    from harness.reports.analysis.stats import bootstrap_ci
 
     xs = [((i * 7919) % 101) / 100 for i in range(15)]
     assert bootstrap_ci(xs) == bootstrap_ci(xs)
@@ -151,7 +151,7 @@ def test_markdown_is_escaped(synthetic):
 
 def test_changed_case_file_hides_texts(synthetic, tmp_path):
     """A case edited since the run is shown without its text, with a note."""
-    from harness.reports.model.data import load_run
+    from harness.reports.analysis.data import load_run
 
     data = synthetic.report.data
     path = tmp_path / "edited.jsonl"

@@ -19,7 +19,7 @@ def canonical():
 
 
 def test_decision_table_from_the_card_facts(canonical):
-    from harness.reports.model.decision import needs
+    from harness.reports.analysis.decision import needs
 
     by = {n.need: n.recommended for n in needs(canonical.report)}
     assert list(by) == ["a citation promised per claim", "cheap monitoring of production traffic",
@@ -53,7 +53,7 @@ def test_html_and_markdown_lead_with_the_decision(canonical):
 
 
 def test_divergences_grouped_by_reason_with_counts(canonical):
-    from harness.reports.model.decision import groups
+    from harness.reports.analysis.decision import groups
 
     rep = canonical.report
     gs = groups(rep.divergences)
@@ -79,7 +79,7 @@ def test_one_score_matrix_and_relative_plot_files(canonical):
 
 
 def test_agreement_shown_when_known(canonical, monkeypatch):
-    from harness.reports.model import decision
+    from harness.reports.analysis import decision
     from harness.reports.render import decision as decision_render
 
     monkeypatch.setattr(decision, "standings", lambda rep: {
@@ -101,10 +101,10 @@ def test_a_run_without_the_probe_cases_reads_the_cards(tmp_path):
     import json
 
     import harness
+    from harness.reports.analysis.data import load_run
+    from harness.reports.analysis.decision import needs
+    from harness.reports.analysis.facts import from_card, merged, sources
     from harness.reports.build import compute
-    from harness.reports.model.data import load_run
-    from harness.reports.model.decision import needs
-    from harness.reports.model.facts import from_card, merged, sources
 
     from tests.conftest import CANONICAL
 

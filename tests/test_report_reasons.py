@@ -1,10 +1,10 @@
-"""Divergence reasons (reports/model/reasons.py) derived from the metrics' unit verdicts and scoring rules:
+"""Divergence reasons (reports/analysis/reasons.py) derived from the metrics' unit verdicts and scoring rules:
 one table row per situation, each with the kind it must name, plus the alignment they read."""
 from __future__ import annotations
 
 from harness.core.records import Annotation, Case, Claim, Context
-from harness.reports.model.alignment import Mark, Row, Unit, align
-from harness.reports.model.reasons import KINDS, case_reason, credit, explain_case, explain_row, row_disagrees
+from harness.reports.analysis.alignment import Mark, Row, Unit, align
+from harness.reports.analysis.reasons import KINDS, case_reason, credit, explain_case, explain_row, row_disagrees
 
 import pytest
 

@@ -100,7 +100,7 @@ def test_report_data_survives_a_deleted_case_file(canonical, tmp_path):
     import json as _json
 
     from harness.cases.load import case_to_json, load_cases
-    from harness.reports.model.data import load_run
+    from harness.reports.analysis.data import load_run
 
     path = tmp_path / "few.jsonl"
     path.write_text("".join(_json.dumps(case_to_json(c)) + "\n" for c in canonical.cases[:3]))

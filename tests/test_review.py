@@ -171,8 +171,8 @@ def test_weighted_agreement_undoes_the_lean_toward_disagreement(labelled_run, tm
     """A sample leaning toward disagreement, labelled with the true annotations: the weighted estimate of
     each metric's raw agreement lands nearer the whole run's figure than the plain sample figure does, on
     average over many seeds (the sample design's whole point)."""
-    from harness.reports.model import weighted_agreement as W
-    from harness.reports.model.data import load_run
+    from harness.reports.analysis import weighted_agreement as W
+    from harness.reports.analysis.data import load_run
     from harness.reports.review.agree import with_labels
 
     run, labels = labelled_run

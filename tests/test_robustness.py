@@ -134,8 +134,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
 # --- the figures ---------------------------------------------------------------------------------
 
 def _figures(metric, cases, upstream=None):
-    from harness.reports.model import robustness as R
-    from harness.reports.model.agreement import top_of
+    from harness.reports.analysis import robustness as R
+    from harness.reports.analysis.agreement import top_of
 
     from tests.scoring import score_cases
 
@@ -162,7 +162,7 @@ def test_inhouse_under_the_reference_judge_never_flips_and_detects_every_changed
 def test_the_pooled_interval_resamples_cases_and_covers():
     """Simulation: cases with a case-level flip propensity (clustered variants); the pooled rate is
     unbiased and its interval covers the true rate at least ~93% of the time over 300 sets."""
-    from harness.reports.model.robustness import rate
+    from harness.reports.analysis.robustness import rate
 
     import numpy as np
 
@@ -189,8 +189,8 @@ def _run(tmp_path, judge=None):
     import os
 
     from harness.console import main
-    from harness.reports.model import robustness as R
-    from harness.reports.model.data import load_run
+    from harness.reports.analysis import robustness as R
+    from harness.reports.analysis.data import load_run
 
     cases = str(tmp_path / "perturbed.jsonl")
     assert main(["perturb", CANONICAL, "--out", cases]) == 0
@@ -205,7 +205,7 @@ def _run(tmp_path, judge=None):
 
 
 def test_the_report_and_the_card_show_the_figures_under_the_reference_judge(tmp_path):
-    from harness.reports.model import robustness as R
+    from harness.reports.analysis import robustness as R
 
     rob, md = _run(tmp_path)
     assert rob.reference and rob.variants == 170

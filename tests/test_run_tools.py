@@ -73,8 +73,8 @@ def test_compare_two_runs(runs, tmp_path, capsys):
     page = (tmp_path / "compare.html").read_text()
     assert "cookie-yield: 0.75 \u2192 1.00" in md and "cookie-yield: 0.75 \u2192 1.00" in page
     assert "only in A: 1" in md   # empty-answer
-    from harness.reports.model.compare import compare
-    from harness.reports.model.data import load_run
+    from harness.reports.analysis.compare import compare
+    from harness.reports.analysis.data import load_run
 
     cmp = compare(load_run(a.run_dir), load_run(b.run_dir))
     span = next(d for d in cmp.metrics if d.metric == "inhouse.span")
@@ -86,8 +86,8 @@ def test_compare_two_runs(runs, tmp_path, capsys):
 
 
 def test_compare_names_a_judge_change_and_status_changes(tmp_path, canonical):
-    from harness.reports.model.compare import compare
-    from harness.reports.model.data import load_run
+    from harness.reports.analysis.compare import compare
+    from harness.reports.analysis.data import load_run
     from harness.reports.render.compare import markdown
     from harness.store.runstore import RunStore
 
@@ -189,8 +189,8 @@ def test_export_mlflow_honours_the_users_tracking_uri(runs, tmp_path, monkeypatc
 def test_compare_two_judges(runs, tmp_path):
     """The reference judge against the realistic test judge, same cases and metrics: the page names the
     judge change and pairs every case both scored."""
-    from harness.reports.model.compare import compare
-    from harness.reports.model.data import load_run
+    from harness.reports.analysis.compare import compare
+    from harness.reports.analysis.data import load_run
     from harness.reports.render.compare import write
 
     from tests.judges.realistic import MODEL, serve

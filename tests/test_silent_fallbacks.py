@@ -108,8 +108,8 @@ def test_no_fallback_no_flag(cases):
 
 def test_the_report_counts_fallback_cells_per_metric(cases, tmp_path):
     from harness.cases.load import CaseSet
-    from harness.reports.model.data import load_run
-    from harness.reports.model.stats import summarise
+    from harness.reports.analysis.data import load_run
+    from harness.reports.analysis.stats import summarise
 
     picked = CaseSet(cases.path, tuple(cases.by_id(c) for c in ("cookie-yield", "abstain-answerable", "leave-notice")),
                      cases.sha256)

@@ -280,7 +280,7 @@ def test_default_similarity_metrics_run_with_no_network(tmp_path):
 def test_cascade_costs_beside_the_full_scorer_on_the_canonical_run():
     """What the cascade section and card state, on the canonical reference run (embedded MiniLM, 0.80)."""
     from harness.adapters.cascade.report import summarise
-    from harness.reports.model.data import load_run
+    from harness.reports.analysis.data import load_run
 
     from tests.synthetic import canonical_run
 

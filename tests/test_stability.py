@@ -73,9 +73,9 @@ def test_the_request_temperature_tells_the_judges_determinism_from_the_metrics(c
     """Under a judge that is deterministic at temperature 0, a metric that sends temperature 0 shows no flip: the
     report names its settings and says that is no evidence about its stability."""
     outcome, _ = _run(canonical, str(tmp_path), None, repeats=2)
+    from harness.reports.analysis.data import load_run
+    from harness.reports.analysis.stability import NO_EVIDENCE, row
     from harness.reports.build import compute
-    from harness.reports.model.data import load_run
-    from harness.reports.model.stability import NO_EVIDENCE, row
 
     st = compute(load_run(outcome.run_dir)).stability
     by = {s.metric: s for s in st.metrics}
@@ -88,8 +88,8 @@ def test_the_request_temperature_tells_the_judges_determinism_from_the_metrics(c
 
 def test_without_sampling_the_realistic_judge_is_stable(canonical, tmp_path):
     outcome, _ = _run(canonical, str(tmp_path), None, repeats=2)
+    from harness.reports.analysis.data import load_run
     from harness.reports.build import compute
-    from harness.reports.model.data import load_run
 
     st = compute(load_run(outcome.run_dir)).stability
     assert all(s.flip_rate == 0 and s.sd_max == 0 for s in st.metrics if s.answers)

@@ -2,7 +2,7 @@
 
 Each variant is a case of its own (id ``<case>~<kind>``) tagged ``perturbed``, ``perturb:<kind>``,
 ``perturb-of:<case>`` and ``perturb-expect:<effect>``, so a run over the file scores originals and
-variants side by side and :mod:`harness.reports.model.robustness` pairs them. Expected effects:
+variants side by side and :mod:`harness.reports.analysis.robustness` pairs them. Expected effects:
 
 - ``same``: a meaning-preserving edit; no verdict should move;
 - ``ungrounded``: one supported claim is made unsupported (its label changes as the rule says); a metric

@@ -336,7 +336,7 @@ class Metric(Protocol):
     into the cell cache's key (an upgrade recomputes the cells). Default: ``(vendor_package,)``."""
     report_sections: ClassVar[Any]
     """None, or ``f(data) -> list[Block]``: the metric's own sections of a run's report (a staticmethod
-    taking :class:`harness.reports.model.data.RunData`, returning :class:`harness.reports.model.blocks.Block` s)."""
+    taking :class:`harness.reports.analysis.data.RunData`, returning :class:`harness.reports.model.blocks.Block` s)."""
     card_sections: ClassVar[Any]
     """None, or ``f(data, card) -> list[str]``: Markdown lines the metric adds to the card of metric
     ``card`` (its own, or one it builds on), from the canonical reference run."""

@@ -54,7 +54,7 @@ class Cascade:
     delta: float
     method: str
     label_target: str = "hallucinated"
-    """Which human target the verdicts were calibrated against (``harness.reports.model.agreement.TARGETS``)."""
+    """Which human target the verdicts were calibrated against (``harness.reports.analysis.agreement.TARGETS``)."""
 
     def to_json(self) -> dict:
         return {"kind": KIND, "version": 1, "target": self.target, "delta": self.delta, "method": self.method,

@@ -1,7 +1,7 @@
 """The drift sentinel's record of each cell (issue 35.3): its vendor's package versions, the prompt
 templates it sent, what the judge answered and who the judge was. ``harness compare`` reads it to say
 which of these changed between two runs and which cells changed outcome with them
-(:mod:`harness.reports.model.drift`).
+(:mod:`harness.reports.analysis.drift`).
 
 One table, ``cell_drift``, one row per cell (``repeat`` 0: the run's cell; k > 0: a repeat of
 ``--repeats``), written in the cell's own transaction:

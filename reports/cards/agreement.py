@@ -1,7 +1,7 @@
 """The agreement paragraph of every metric card, in the words of :mod:`harness.reports.model.agreement_section`."""
 from __future__ import annotations
 
-from harness.reports.model.agreement import TARGETS, MetricAgreement, reading
+from harness.reports.analysis.agreement import TARGETS, MetricAgreement, reading
 from harness.reports.model.agreement_section import TARGET_WORDS, excluded_text, rule_text, with_ci
 from harness.reports.render.markup import m
 

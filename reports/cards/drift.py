@@ -2,7 +2,7 @@
 side by side, with every case whose outcome changed and why (``harness compare A B --drift-card FILE``;
 ``scripts/drift_card.sh`` makes the two runs; docs/drift.md).
 
-Built from a :class:`harness.reports.model.compare.Comparison` only (the two run stores; nothing re-scored), so a
+Built from a :class:`harness.reports.analysis.compare.Comparison` only (the two run stores; nothing re-scored), so a
 test makes one from two recorded runs, offline.
 """
 from __future__ import annotations

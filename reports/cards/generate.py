@@ -1,7 +1,7 @@
 """Metric cards: one generated Markdown card per metric, following HF evaluate's card sections plus
 what a judge-based metric needs (STYLE.md item 10).
 
-Every behavioural statement is a probe from :mod:`harness.reports.model.behaviours`, answered from a
+Every behavioural statement is a probe from :mod:`harness.reports.analysis.behaviours`, answered from a
 reference-judge run of the canonical set, with the case and the value that back it. Generation is
 deterministic: no timestamps, run ids or absolute paths, so a test can compare the committed cards
 with freshly generated ones.
@@ -21,13 +21,13 @@ from harness.judge.accounting import parse_prices
 from harness.judge.reference import REFERENCE_VERSION
 from harness.metric import registry
 from harness.metric.protocol import card_text_path
+from harness.reports.analysis import agreement, cost, facts, frontier, stability
+from harness.reports.analysis import card_facts as F
+from harness.reports.analysis.behaviours import answers
+from harness.reports.analysis.data import load_run, metric_classes
+from harness.reports.analysis.matrix import build
 from harness.reports.cards.agreement import card_lines as agreement_lines
 from harness.reports.cards.robustness import card_lines as robustness_lines
-from harness.reports.model import agreement, cost, facts, frontier, stability
-from harness.reports.model import card_facts as F
-from harness.reports.model.behaviours import answers
-from harness.reports.model.data import load_run, metric_classes
-from harness.reports.model.matrix import build
 from harness.reports.render.markdown import m, table
 from harness.reports.render.svgplot import render as svg
 from harness.run.runner import RunOptions, run

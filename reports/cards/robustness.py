@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 
-from harness.reports.model import robustness as R
+from harness.reports.analysis import robustness as R
 
 FILE = "robustness.json"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -21,7 +21,7 @@ def _rate(r: R.Rate | None):
 def figures(run: str, runs_dir: str = "reports/out") -> dict:
     """One run's figures: ``{"judge", "reference", "variants", "metrics": {metric: {"flips", "detected",
     "cite_move", "by_kind"}}}``."""
-    from harness.reports.model.data import load_run  # noqa: PLC0415 - lazy: pandas
+    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: pandas
 
     data = load_run(run, runs_dir)
     rob = R.compute(data)

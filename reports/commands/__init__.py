@@ -4,7 +4,7 @@ that extends ``harness run``. Composed into the command line by the module ``har
 
 
 RUN_HELP = "a run directory, a store.sqlite path, or a run id under --out"
-"""Help text of a RUN argument (resolved by :func:`harness.reports.model.data.load_run`)."""
+"""Help text of a RUN argument (resolved by :func:`harness.reports.analysis.data.load_run`)."""
 
 
 def add_out_argument(parser) -> None:

@@ -1,5 +1,5 @@
 """``harness agree RUN [--json]``: agreement of every metric with the human labels of a run's cases
-(reads the store, never re-scores; see :mod:`harness.reports.model.agreement`)."""
+(reads the store, never re-scores; see :mod:`harness.reports.analysis.agreement`)."""
 from __future__ import annotations
 
 import json
@@ -31,8 +31,9 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Print the figures (exit 2 for a run that does not exist)."""
-    from harness.reports.model import agreement, agreement_section  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis import agreement  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model import agreement_section  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     if args.labels:
         from harness.reports.review import agree as with_labels  # noqa: PLC0415 - lazy: keeps --help from importing the engine

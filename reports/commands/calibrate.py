@@ -1,7 +1,7 @@
 """``harness calibrate RUN --labels L --target 0.9 --delta 0.1 --stages a,b,c --out FILE``: choose each
 cascade stage's confidence threshold on labelled answers with a finite-sample guarantee, write the cascade
 (for ``harness run --cascade FILE``) and its card (``FILE.md``), and report it on held-out labels (reads the
-store, never re-scores; see :mod:`harness.reports.model.cascade_calibration`)."""
+store, never re-scores; see :mod:`harness.reports.analysis.cascade_calibration`)."""
 from __future__ import annotations
 
 from harness.core.errors import BadInput
@@ -44,9 +44,9 @@ def run(args) -> int:
 def _run(args) -> int:
     from harness.cases.load import CaseFileError, load_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.metric import registry  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.model.cascade_calibration import calibrate_run, labels_of, parse_stages  # noqa: PLC0415 - lazy
-    from harness.reports.model.cascade_card import card, report_lines  # noqa: PLC0415 - lazy
-    from harness.reports.model.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.cascade_calibration import calibrate_run, labels_of, parse_stages  # noqa: PLC0415 - lazy
+    from harness.reports.analysis.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.cards.cascade import card, report_lines  # noqa: PLC0415 - lazy
     from harness.run.cascade_file import dump  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     for flag, v in (("--target", args.target), ("--delta", args.delta)):

@@ -1,7 +1,7 @@
 """``harness check RUN [--min M=V] [--max M=V] [--min-case M=V] [--max-case M=V] [--baseline RUN --max-drop D] [--max-errors N] [--junit PATH]``:
 a CI gate on a finished run (per metric, per case, against a baseline run).
 
-Exit codes: 0 every criterion holds; 1 a criterion fails; 2 bad input. See :mod:`harness.reports.model.gate`.
+Exit codes: 0 every criterion holds; 1 a criterion fails; 2 bad input. See :mod:`harness.reports.analysis.gate`.
 Only argparse at import time: ``harness --help`` stays instant.
 """
 from __future__ import annotations
@@ -52,9 +52,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from harness.reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.model.gate import check, junit_xml, lines, parse_min  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.model.gate_cases import against_baseline, parse_min_case, per_case, setup_changes  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.gate import check, junit_xml, lines, parse_min  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.gate_cases import against_baseline, parse_min_case, per_case, setup_changes  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     minimums = [parse_min(item) for item in args.min]
     maximums = [parse_min(item, "--max") for item in args.max]

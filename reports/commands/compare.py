@@ -1,4 +1,4 @@
-"""``harness compare RUN_A RUN_B``: two runs side by side (see :mod:`harness.reports.model.compare`), as HTML and Markdown.
+"""``harness compare RUN_A RUN_B``: two runs side by side (see :mod:`harness.reports.analysis.compare`), as HTML and Markdown.
 
 Only argparse at import time: ``harness --help`` stays instant.
 """
@@ -34,8 +34,8 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from harness.reports.model.compare import SIGNIFICANT, compare  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.compare import SIGNIFICANT, compare  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.reports.render.compare import write  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     a, b = load_run(args.run_a, args.out), load_run(args.run_b, args.out)

@@ -34,8 +34,8 @@ def run(args) -> int:
 
 def _run(args) -> int:
     from harness.reports import export  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.model import mlflow_rows  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.model.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis import mlflow_rows  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     if args.dest and os.path.exists(args.dest) and not os.path.isdir(args.dest):
         raise ValueError(f"--dest {args.dest}: is a file; give a directory to write the tables into")

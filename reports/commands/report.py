@@ -16,7 +16,7 @@ NAME = "report"
 
 def add_parser(sub):
     """Register ``report`` on the ``harness`` subparsers; return its parser."""
-    from harness.reports.model.divergence import DEFAULT_THRESHOLD  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.divergence import DEFAULT_THRESHOLD  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     p = sub.add_parser("report", help="(re)build a run's HTML and Markdown report from its store",
                        description="Build index.html and report.md for a run from its store (never re-scores).")
@@ -93,7 +93,7 @@ def _labels_in(args) -> bool:
     """Is ``--cases`` a file of this run's answers with labels added (texts as stored, annotations new)? Then
     the report reads it as labels: read as a case file, the new annotations change every case's digest
     and every case's text would be hidden."""
-    from harness.reports.model.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.reports.review import team  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
@@ -109,7 +109,7 @@ def _labels_in(args) -> bool:
 def print_labels(built) -> None:
     """Where the report's labels came from, and the decision table on them (with ``--labels``); with no
     label at all, the answers to label first and the command that draws them."""
-    from harness.reports.model.decision import label_first, standings  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.decision import label_first, standings  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     prov = built.report.labels
     if not standings(built.report):   # nothing to decide on yet: say what to label, and how
@@ -138,7 +138,7 @@ def _priced(args) -> bool:
 
 def _judge_model(args) -> str | None:
     """The judge model the run recorded (what ``--price-in/--price-out`` price)."""
-    from harness.reports.model.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.store.runstore import RunStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     store = RunStore.open(resolve_store(args.run, args.out))

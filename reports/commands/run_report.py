@@ -12,7 +12,7 @@ EXTENDS = "run"
 
 def add_arguments(parser) -> None:
     """Add the report's options to ``harness run``."""
-    from harness.reports.model.divergence import DEFAULT_THRESHOLD  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.divergence import DEFAULT_THRESHOLD  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     parser.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
                         help=f"report: smallest score spread that counts as a divergence (default {DEFAULT_THRESHOLD})")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.core.vocab import status
-from harness.reports.model.agreement import RULE_AGREEMENT, RULE_N, TARGETS, Figures, MetricAgreement, reading
+from harness.reports.analysis.agreement import RULE_AGREEMENT, RULE_N, TARGETS, Figures, MetricAgreement, reading
 from harness.reports.model.blocks import Block, Table
 
 TITLE = "Agreement with human labels"
@@ -107,7 +107,7 @@ def section(data, results: list[MetricAgreement], names: dict[str, str]) -> Bloc
 def sweep_text(f: Figures) -> str:
     """Every cut of the sweep with its balanced accuracy, the best one starred.
 
-    >>> from harness.reports.model import agreement_stats as A
+    >>> from harness.reports.analysis import agreement_stats as A
     >>> pts = A.sweep([True, False], [0.5, 1.0])
     >>> sweep_text(Figures(2, 1, pts[1], sweep=pts, best=A.best(pts)))
     '0.50: 0.50 \u00b7 1.00: 1.00 \u2605 \u00b7 1.00+: 0.50'

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 
+from harness.reports.analysis.alignment import align, units_by_case
+from harness.reports.analysis.divergence import in_divergence, spread
 from harness.reports.model import sections as S
-from harness.reports.model.alignment import align, units_by_case
-from harness.reports.model.divergence import in_divergence, spread
 
 CARDS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cards")
 """Where the generated metric cards live (``reports/cards/<metric>.md``)."""

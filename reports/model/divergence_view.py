@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.reports.analysis.decision import groups
 from harness.reports.model import sections as S
-from harness.reports.model.decision import groups
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
-"""The words of the design-weighted estimates (:mod:`harness.reports.model.label_estimates`): the terminal lines of
+"""The words of the design-weighted estimates (:mod:`harness.reports.analysis.label_estimates`): the terminal lines of
 ``harness agree --labels`` and the report block beside the agreement section."""
 from __future__ import annotations
 
-from harness.reports.model import design_estimates as D
+from harness.reports.analysis import design_estimates as D
+from harness.reports.analysis.label_estimates import MetricEstimates, Plan
 from harness.reports.model.blocks import Block, Table
-from harness.reports.model.label_estimates import MetricEstimates, Plan
 
 HEADS = ["metric", "n", "base rate", "raw agreement", "TPR", "FPR", "kappa", "AC1", "MCC",
          "ungrounded share: raw", "corrected (PPI++)", "Rogan-Gladen", "fitted threshold (out of fold)", "left out"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.core import vocab
-from harness.reports.model.cost import money
+from harness.reports.analysis.cost import money
 
 TITLES = {
     "decision": "Which metric for which need",
@@ -27,7 +27,7 @@ INTRO = {
                    "sentences when the case has no annotation; each metric's units are located in the "
                    "answer by the aligner (exact, normalised, then fuzzy) and placed on the rows they "
                    "overlap. Each reason is derived from the metrics' own unit verdicts and scoring rules, "
-                   "and names its kind: definition, judgement, decomposition or coverage (reports/model/reasons.py).",
+                   "and names its kind: definition, judgement, decomposition or coverage (reports/analysis/reasons.py).",
     "metrics": "Mean over the cases each metric scored, with a 95% bootstrap interval ({resamples} "
                "resamples, fixed seed). Cells that are not scores are counted beside it, never averaged in. "
                "Silent fallbacks: cells the vendor still scored after swallowing a failed judge call (Ragas "
@@ -124,7 +124,7 @@ def fmt(v: float | None, digits: int = 2) -> str:
 def mark_text(mark) -> str:
     """How one unit's verdict reads in an alignment cell.
 
-    >>> from harness.reports.model.alignment import Mark, Unit
+    >>> from harness.reports.analysis.alignment import Mark, Unit
     >>> mark_text(Mark(Unit("m", 0, "x", "ambiguous", "borderline")))
     '? ambiguous (borderline)'
     """

@@ -1,6 +1,6 @@
 """What the agreement section says about a team's own labels (``--labels``): where they came from (file,
 reviewers, dates, how many answers were drawn and how many of those are not labelled), and, for a review's
-sample, the figures weighted by each answer's inclusion probability (:mod:`harness.reports.model.weighted_agreement`),
+sample, the figures weighted by each answer's inclusion probability (:mod:`harness.reports.analysis.weighted_agreement`),
 which estimate agreement over every answer of the run rather than over the sample's lean.
 
 A provenance is any object with ``text()`` (``harness.reports.review.team.Provenance``).

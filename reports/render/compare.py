@@ -1,10 +1,10 @@
-"""The compare page as self-contained HTML and as Markdown, from one :class:`harness.reports.model.compare.Comparison`."""
+"""The compare page as self-contained HTML and as Markdown, from one :class:`harness.reports.analysis.compare.Comparison`."""
 from __future__ import annotations
 
 import os
 
+from harness.reports.analysis.compare import SIGNIFICANT
 from harness.reports.model import sections as S
-from harness.reports.model.compare import SIGNIFICANT
 from harness.reports.render.html import CSS, e
 from harness.reports.render.markdown import m, table
 

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import re
 
-from harness.reports.model.decision import groups
+from harness.reports.analysis.decision import groups
 from harness.reports.model.sections import TITLES
 from harness.reports.render.markup import e, m, table
 
 TITLE = "Which metric for which need"
 INTRO = ("Each need is a set of requirements over behaviour facts (found by what the cases are tagged to probe, "
-         "never by case id: reports/model/behaviours.py, reports/model/facts.py), then measured agreement with "
+         "never by case id: reports/analysis/behaviours.py, reports/analysis/facts.py), then measured agreement with "
          "human labels and stability across repeats where the run has them, and only then cost: a metric whose "
          "agreement lies below another candidate's interval is never picked for being cheaper, one whose interval "
          "reaches chance (balanced accuracy 0.50) never at all, and nothing before the run's answers are labelled.")
 GLANCE_INTRO = ("Divergent cases grouped by the kind and mechanism of their reason, derived from the metrics' unit "
-                "verdicts (reports/model/reasons.py), largest group first.")
+                "verdicts (reports/analysis/reasons.py), largest group first.")
 
 
 def slug(title: str) -> str:

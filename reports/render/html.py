@@ -4,12 +4,12 @@ JSON and writes their text as text. Every piece of run or case text goes through
 quotes included)."""
 from __future__ import annotations
 
+from harness.reports.analysis.cost import money, traffic_line
+from harness.reports.analysis.matrix import legend
+from harness.reports.analysis.stats import RESAMPLES
 from harness.reports.model import sections as S
 from harness.reports.model.case_index import card_text
-from harness.reports.model.cost import money, traffic_line
 from harness.reports.model.header import judge_lines, versions
-from harness.reports.model.matrix import legend
-from harness.reports.model.stats import RESAMPLES
 from harness.reports.render import blocks, case_browser, html_divergence
 from harness.reports.render import decision as decision_render
 from harness.reports.render.decision import glance_html

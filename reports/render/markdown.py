@@ -1,12 +1,12 @@
 """The report as Markdown for a pull request: the same sections as the HTML, plots as linked PNGs."""
 from __future__ import annotations
 
+from harness.reports.analysis.cost import traffic_line
+from harness.reports.analysis.matrix import legend
+from harness.reports.analysis.stats import RESAMPLES
 from harness.reports.model import sections as S
-from harness.reports.model.cost import traffic_line
 from harness.reports.model.divergence_view import divergence_section
 from harness.reports.model.header import judge_lines, versions
-from harness.reports.model.matrix import legend
-from harness.reports.model.stats import RESAMPLES
 from harness.reports.render import blocks
 from harness.reports.render import decision as decision_render
 from harness.reports.render.markup import m, table  # noqa: F401 - re-exported for the cards and renderers

@@ -1,7 +1,7 @@
 """The cost-quality frontier as an SVG drawn by matplotlib (text: the same bytes on every run, shown inline in
 the HTML report and linked from the Markdown report and the cards).
 
-It draws a finished :class:`harness.reports.model.frontier.Frontier` and computes nothing but the layout: one panel
+It draws a finished :class:`harness.reports.analysis.frontier.Frontier` and computes nothing but the layout: one panel
 per x axis (cost; latency unless the model leaves it out), stacked so each is as wide as the page, with the
 agreement at chance as a dotted line, n in the heading, and each metric's name placed where it meets no
 other name and no point (:func:`harness.reports.render.plots.place_labels`).

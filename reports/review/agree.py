@@ -3,7 +3,7 @@ labels file), on the run's stored scores (never re-scored).
 
 The run's cases take the review's labels as their annotation (the texts must be the run's: a label is
 only about the answer it was given for). Two sets of figures follow: the usual agreement over the labelled
-answers (n, base rate, intervals, the threshold sweep; :mod:`harness.reports.model.agreement`), and, because a
+answers (n, base rate, intervals, the threshold sweep; :mod:`harness.reports.analysis.agreement`), and, because a
 review sample may lean toward answers where the metrics disagree, the figures weighted by each answer's
 inclusion probability, which estimate every answer of the run even when labelling stopped partway, with the
 corrected ungrounded share, fitted thresholds, the human ceiling and the planner
@@ -14,9 +14,10 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from harness.reports.model import agreement, agreement_section, estimates_section
-from harness.reports.model import weighted_agreement as W
-from harness.reports.model.data import load_run
+from harness.reports.analysis import agreement
+from harness.reports.analysis import weighted_agreement as W
+from harness.reports.analysis.data import load_run
+from harness.reports.model import agreement_section, estimates_section
 from harness.reports.review.estimates import gather
 from harness.reports.review.labelled import collect
 from harness.reports.review.store import LabelStore

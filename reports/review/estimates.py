@@ -1,14 +1,14 @@
 """The design-weighted estimates of a run against a review's labels: each metric's figures, the planner, the
 reviewers' agreement (the human ceiling) and the alternative-annotator test (``harness agree --labels``; the
-figures: :mod:`harness.reports.model.label_estimates`, their words: :mod:`harness.reports.model.estimates_section`)."""
+figures: :mod:`harness.reports.analysis.label_estimates`, their words: :mod:`harness.reports.model.estimates_section`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.reports.model import alt_test as AT
-from harness.reports.model import label_estimates as LE
-from harness.reports.model.agreement import _top
-from harness.reports.model.orient import oriented
+from harness.reports.analysis import alt_test as AT
+from harness.reports.analysis import label_estimates as LE
+from harness.reports.analysis.agreement import _top
+from harness.reports.analysis.orient import oriented
 from harness.reports.review import reviewers as RV
 from harness.reports.review.store import LabelStore
 
@@ -20,7 +20,7 @@ class Gathered:
     human: object
     """Inter-reviewer agreement (:class:`harness.reports.review.reviewers.Kappa`) of the raters."""
     alt: dict
-    """metric -> :class:`harness.reports.model.alt_test.AltTest` (None with fewer than two raters)."""
+    """metric -> :class:`harness.reports.analysis.alt_test.AltTest` (None with fewer than two raters)."""
 
 
 def gather(data, labels_path: str, weights: dict[str, float], reviewers: list[str] | None = None,

@@ -1,6 +1,6 @@
 """``harness review RUN --labels L --next N``: the next N answers to label, drawn from the answers not yet in the
 sample and leaning toward those where the two best metrics so far (highest design-weighted kappa against the
-labels: :func:`harness.reports.model.label_estimates.plan`) disagree. The draw is the review's own design
+labels: :func:`harness.reports.analysis.label_estimates.plan`) disagree. The draw is the review's own design
 (:func:`harness.reports.review.sampling.draw`: a uniform share plus a share by disagreement), so each answer's
 inclusion probability given the earlier waves is known and stored; :mod:`harness.reports.review.waves` combines the
 waves into unbiased weights. Before any label exists, the lean is toward the spread of every metric's score.
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 
-from harness.reports.model import label_estimates as LE
-from harness.reports.model.agreement import _top
-from harness.reports.model.data import load_run
-from harness.reports.model.orient import oriented, unit
+from harness.reports.analysis import label_estimates as LE
+from harness.reports.analysis.agreement import _top
+from harness.reports.analysis.data import load_run
+from harness.reports.analysis.orient import oriented, unit
 from harness.reports.review import sampling, source
 from harness.reports.review.store import LabelStore
 

@@ -7,9 +7,9 @@ import os
 from dataclasses import dataclass
 
 from harness.cases.load import CaseFileError, case_to_json, load_cases
-from harness.reports.model.data import load_run
-from harness.reports.model.divergence import in_divergence, spread
-from harness.reports.model.matrix import build
+from harness.reports.analysis.data import load_run
+from harness.reports.analysis.divergence import in_divergence, spread
+from harness.reports.analysis.matrix import build
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from harness.reports.model.intervals import wilson
+from harness.reports.analysis.intervals import wilson
 
 import numpy as np
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.reports.model.drift import drift
-from harness.reports.model.matrix import build
-from harness.reports.model.stats import bootstrap_ci
+from harness.reports.analysis.drift import drift
+from harness.reports.analysis.matrix import build
+from harness.reports.analysis.stats import bootstrap_ci
 
 SIGNIFICANT = "\u25cf"
 """The mark of a difference whose paired interval excludes 0, in the terminal and on the pages alike."""
@@ -65,7 +65,7 @@ class Comparison:
 
     a: object
     b: object
-    """The two runs (:class:`harness.reports.model.data.RunData`)."""
+    """The two runs (:class:`harness.reports.analysis.data.RunData`)."""
     differences: list[str]
     """What differs between the runs, one line each."""
     shared_cases: list[str]
@@ -76,7 +76,7 @@ class Comparison:
     only_metrics_a: list[str] = field(default_factory=list)
     only_metrics_b: list[str] = field(default_factory=list)
     drift: object = None
-    """The drift sentinel's comparison (:class:`harness.reports.model.drift.Drift`): vendor versions, prompt
+    """The drift sentinel's comparison (:class:`harness.reports.analysis.drift.Drift`): vendor versions, prompt
     templates, judge fingerprints, and the cells that changed outcome with them."""
 
     @property

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 from harness.core.terminal import printable
-from harness.reports.model.orient import scale
+from harness.reports.analysis.orient import scale
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def holds(score: float, value: float, is_floor: bool) -> bool:
 
 def check(data, minimums: list[tuple[str, float]], max_errors: int | None,
           maximums: list[tuple[str, float]] = ()) -> list[Outcome]:
-    """Every criterion on one run (:class:`harness.reports.model.data.RunData`)."""
+    """Every criterion on one run (:class:`harness.reports.analysis.data.RunData`)."""
     cells = data.cells
     out = []
     for metric, value, is_floor in bounds(minimums, maximums, data):

@@ -4,7 +4,7 @@ An answer is called ungrounded when its (oriented) score is below the threshold.
 with the highest weighted balanced accuracy on the labels; choosing it and measuring it on the same answers
 flatters it, so its agreement is measured by K-fold cross-validation: each fold's answers are called with the
 threshold fitted on the other folds, and the pooled out-of-fold calls are compared with the labels (weighted,
-with the answer bootstrap of :mod:`harness.reports.model.design_estimates`; the interval is that of the out-of-fold
+with the answer bootstrap of :mod:`harness.reports.analysis.design_estimates`; the interval is that of the out-of-fold
 calls, it does not redo the fit per resample). The vendor's default threshold (the top of the score range) is
 measured beside it on the same answers. The threshold to use is the one fitted on every labelled answer.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.reports.model import design_estimates as D
+from harness.reports.analysis import design_estimates as D
 
 import numpy as np
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from harness.cases.perturb import CHANGING, EXPECT, PRESERVING, tags_of
-from harness.reports.model import agreement_stats as A
-from harness.reports.model.agreement import top_of
+from harness.reports.analysis import agreement_stats as A
+from harness.reports.analysis.agreement import top_of
+from harness.reports.analysis.intervals import widen, wilson
+from harness.reports.analysis.orient import oriented, scale
 from harness.reports.model.blocks import Block, Table
-from harness.reports.model.intervals import widen, wilson
-from harness.reports.model.orient import oriented, scale
 
 EPS = 1e-9
 ALL = "all"

@@ -1,5 +1,5 @@
 """What an MLflow export holds beyond the run spec and the means: one row per case and metric, and the
-agreement figures, computed from a loaded run (:class:`harness.reports.model.data.RunData`).
+agreement figures, computed from a loaded run (:class:`harness.reports.analysis.data.RunData`).
 
 The rows are the table MLflow's evaluation view browses (``inputs`` / ``outputs`` / ``context``
 columns as ``mlflow.evaluate`` names them, then the cell: score, status, reason, flags, and the
@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from harness.reports.model.agreement import as_json, compute
-from harness.reports.model.matrix import build
+from harness.reports.analysis.agreement import as_json, compute
+from harness.reports.analysis.matrix import build
 
 import pandas as pd
 

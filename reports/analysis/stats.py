@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from harness.reports.model.agreement_stats import BIG, grouped_multiplicities, on_grid
-from harness.reports.model.matrix import build
+from harness.reports.analysis.agreement_stats import BIG, grouped_multiplicities, on_grid
+from harness.reports.analysis.matrix import build
 
 RESAMPLES = 2000
 SEED = 20261130

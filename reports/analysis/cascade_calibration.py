@@ -2,7 +2,7 @@
 calibrated cascade does on held-out labels (coverage, agreement, cost, escalation).
 
 The run must have scored every stage on the labelled cases. The labelled answers are split at random
-(seeded) into a calibration part, on which :func:`harness.reports.model.selective.calibrate` picks the thresholds,
+(seeded) into a calibration part, on which :func:`harness.reports.analysis.selective.calibrate` picks the thresholds,
 and a held-out part, on which the cascade is replayed from the stored cells: each answer goes to the first
 stage confident on it, or to a person. Cost on the held-out answers: every stage an answer reached is paid
 for (its cell's calls and tokens), against the last stage (the strongest) run on every answer.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.metric import registry
-from harness.reports.model import selective as S
-from harness.reports.model.agreement import answer_truth, is_labelled
+from harness.reports.analysis import selective as S
+from harness.reports.analysis.agreement import answer_truth, is_labelled
 from harness.run.cascade_file import Cascade, Stage, decisions, default_threshold
 from harness.store.runstore import RunStore
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 
-from harness.reports.model import agreement_stats as A
-from harness.reports.model.agreement import top_of
+from harness.reports.analysis import agreement_stats as A
+from harness.reports.analysis.agreement import top_of
+from harness.reports.analysis.orient import oriented
 from harness.reports.model.blocks import Block, Table
-from harness.reports.model.orient import oriented
 from harness.store.runstore import RunStore
 
 

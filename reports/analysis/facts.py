@@ -1,4 +1,4 @@
-"""Behaviour facts as data: per metric, the answer to every probe of :mod:`harness.reports.model.behaviours`.
+"""Behaviour facts as data: per metric, the answer to every probe of :mod:`harness.reports.analysis.behaviours`.
 
 A fact comes from this run when one of its cases shows the probe (by tags, never by case id) and the
 metric scored it; otherwise from the metric's facts file beside its card
@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from harness.reports.model.behaviours import BY_KEY, PROBES, answers, showing
+from harness.reports.analysis.behaviours import BY_KEY, PROBES, answers, showing
 from harness.reports.model.blocks import Block, Table
 
 CARDS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cards")

@@ -1,13 +1,13 @@
 """``harness check``'s per-case thresholds and its regression gate against a baseline run.
 
 - ``--min-case METRIC=VALUE``: every case's score on the metric must be at least VALUE (``--max-case``:
-  at most VALUE, for a metric whose lower score is better, as ``--max`` in :mod:`harness.reports.model.gate`). Each case is
+  at most VALUE, for a metric whose lower score is better, as ``--max`` in :mod:`harness.reports.analysis.gate`). Each case is
   its own criterion (its own JUnit test case, named by case and metric). A cell that errored (or is missing) fails;
   a cell that is not a score for another reason (unscored, the vendor's NaN, not applicable) is
   skipped, with its status, never counted as a pass or a zero.
 - ``--baseline RUN --max-drop D``: for every metric the two runs share, the cases both scored are
   paired and the mean paired difference (this run minus the baseline) gets a paired bootstrap 95%
-  interval (:func:`harness.reports.model.compare.compare`, cases resampled together). The metric fails when
+  interval (:func:`harness.reports.analysis.compare.compare`, cases resampled together). The metric fails when
   the mean fell by more than D **and** the whole interval lies below zero: a drop larger than the
   margin that the pairs show is not noise. The detail names the cases that fell furthest. "Fell" is
   read in the metric's own direction (a rise of Opik's hallucination score is a fall), and D is a share
@@ -15,10 +15,10 @@
 """
 from __future__ import annotations
 
-from harness.reports.model.compare import compare
-from harness.reports.model.gate import Outcome, bounds, holds, parse_min
-from harness.reports.model.matrix import build
-from harness.reports.model.orient import scale
+from harness.reports.analysis.compare import compare
+from harness.reports.analysis.gate import Outcome, bounds, holds, parse_min
+from harness.reports.analysis.matrix import build
+from harness.reports.analysis.orient import scale
 
 
 def parse_min_case(item: str) -> tuple[str, float]:

@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 
 from harness.metric import registry
 from harness.metric.protocol import card_text_path
-from harness.reports.model.alignment import align, units_from_frame
+from harness.reports.analysis.alignment import align, units_from_frame
 
 
 def reference_row(metric: str) -> tuple[dict, str] | None:

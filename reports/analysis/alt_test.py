@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.reports.model import design_estimates as D
+from harness.reports.analysis import design_estimates as D
 
 import numpy as np
 
@@ -77,7 +77,7 @@ def ungrounded_by_rater(latest: dict[str, dict[str, dict]], raters: list[str]) -
     >>> ungrounded_by_rater({"a": {"x": st}}, ["a"])
     {'a': {'x': True}}
     """
-    from harness.reports.model.agreement import TARGETS  # noqa: PLC0415 - the one definition of the target
+    from harness.reports.analysis.agreement import TARGETS  # noqa: PLC0415 - the one definition of the target
 
     bad = TARGETS["hallucinated"]
     out = {}

@@ -4,7 +4,7 @@ with the Pareto front marked (no other metric is at least as good on both axes a
 
 Latency is the metric's own time per answer: the median (and p90) over answers of the time in the judge of its
 own calls, the run's queue and the pace's waits left out, calls answered from the cache counted apart; a metric
-that calls no judge shows its own compute time (:func:`harness.reports.model.cost.latency`). A store written before judge
+that calls no judge shows its own compute time (:func:`harness.reports.analysis.cost.latency`). A store written before judge
 time was kept shows the gateway's time per answer, queue included, and says so.
 Under the reference judge, agreement is each definition's ceiling, and the plot says so.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.reports.analysis.decision import CHANCE, FRONTIER_TITLE, TARGET, agreement_title, standings
 from harness.reports.model.blocks import Block, Plot, Table
-from harness.reports.model.decision import CHANCE, FRONTIER_TITLE, TARGET, agreement_title, standings
 
 TITLE = FRONTIER_TITLE
 
@@ -32,10 +32,10 @@ class Point:
     tokens: float
     money: float | None
     latency_ms: float
-    """Median per answer (:attr:`harness.reports.model.cost.Cost.latency_ms`)."""
+    """Median per answer (:attr:`harness.reports.analysis.cost.Cost.latency_ms`)."""
     latency_p90_ms: float | None = None
     latency_basis: str = "judge"
-    """``judge``, ``compute`` or ``gateway`` (:data:`harness.reports.model.cost.LATENCY_BASIS`)."""
+    """``judge``, ``compute`` or ``gateway`` (:data:`harness.reports.analysis.cost.LATENCY_BASIS`)."""
     cache_hits: int = 0
     """The metric's calls answered from the cache (not timed)."""
     n: int | None = None

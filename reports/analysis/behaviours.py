@@ -4,7 +4,7 @@ select the cases showing it, and a rule turning such a case's cell into an answe
 A probe finds its cases by what they probe (their ``tags``), never by a case id, so a team's own
 cases tagged the same way (or a renamed copy of the canonical set) answer the same probes. Every
 behavioural statement on a card is one of these, answered from a reference-judge run of the canonical
-set, never written by hand; :mod:`harness.reports.model.facts` keeps the answers as data.
+set, never written by hand; :mod:`harness.reports.analysis.facts` keeps the answers as data.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from harness.core import vocab
-from harness.reports.model.orient import scale, unit
+from harness.reports.analysis.orient import scale, unit
 
 EPS = 1e-9
 
@@ -138,7 +138,7 @@ def answer(probe: Probe, cell, case_id: str = "", span: tuple[float, float, bool
     range is another (``span``: bottom, top, higher is better; e.g. Azure's 1-5) is placed on it first (1-5:
     5 is 1.0, 3 is 0.5), and a score where lower is better (Opik's) is turned round.
 
-    >>> from harness.reports.model.matrix import Cell
+    >>> from harness.reports.analysis.matrix import Cell
     >>> answer(PROBES[0], Cell("scored", 1.0)).answer, answer(PROBES[0], Cell("scored", 0.75)).answer
     ('yes', 'no')
     >>> answer(PROBES[0], Cell("vendor_nan", None, reason="r")).answer

@@ -11,7 +11,7 @@ An answer with no claims (an abstention, an empty answer) is neither. A case wit
 unlabelled and left out, counted. Answer level: the metric calls an answer ungrounded when its score
 is below a threshold; the figures are given at the default threshold (the top of the score range: the
 metric finds something ungrounded; a score where lower is better, Opik's, is first turned round on its
-range: :mod:`harness.reports.model.orient`, so its thresholds read as 1 - score), over a sweep of every distinct
+range: :mod:`harness.reports.analysis.orient`, so its thresholds read as 1 - score), over a sweep of every distinct
 threshold with the best marked
 (chosen on the same answers, so optimistic), and AUROC from the continuous score. Claim level, for
 metrics whose units are located in the answer: a human claim is flagged by the metric when a unit
@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.core.spans import overlaps
-from harness.reports.model import agreement_stats as A
-from harness.reports.model.intervals import honest, honest_auroc
-from harness.reports.model.orient import oriented, scale
+from harness.reports.analysis import agreement_stats as A
+from harness.reports.analysis.intervals import honest, honest_auroc
+from harness.reports.analysis.orient import oriented, scale
 
 TARGETS = {"hallucinated": ("not_found", "contradicted"),
            "not_attributable": ("not_found", "contradicted", "inference")}
@@ -47,7 +47,7 @@ class Figures:
     """At the default threshold."""
     ci: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
     """statistic -> 95% interval: the bootstrap's, widened to the Wilson-based one of the counts
-    (:mod:`harness.reports.model.intervals`), so it stays honest at 0% and 100%."""
+    (:mod:`harness.reports.analysis.intervals`), so it stays honest at 0% and 100%."""
     auroc: float | None = None
     auroc_ci: tuple[float | None, float | None] = (None, None)
     sweep: list[A.Point] = field(default_factory=list)

@@ -7,11 +7,11 @@ divided by the number of the run's answers the metric scored, which the run know
 design. Balanced accuracy and kappa are ratios of weighted counts (Hajek's form): nearly unbiased once the
 sample is not tiny.
 
-Superseded for ``harness agree --labels`` by :mod:`harness.reports.model.design_estimates` (Hajek ratios, right when
+Superseded for ``harness agree --labels`` by :mod:`harness.reports.analysis.design_estimates` (Hajek ratios, right when
 labelling stops partway, intervals inside the range); kept for its callers. The Horvitz-Thompson totals here are
 unbiased only when every drawn answer is labelled.
 
-Same target and threshold as :mod:`harness.reports.model.agreement` (answer level, "hallucinated": some claim
+Same target and threshold as :mod:`harness.reports.analysis.agreement` (answer level, "hallucinated": some claim
 not_found or contradicted; the metric calls an answer ungrounded below the top of its range). Intervals: a
 seeded percentile bootstrap over the labelled answers, weights carried along.
 """
@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.reports.model import agreement_stats as A
-from harness.reports.model.agreement import RULE_AGREEMENT, RULE_N, _top, answer_truth
-from harness.reports.model.orient import oriented
+from harness.reports.analysis import agreement_stats as A
+from harness.reports.analysis.agreement import RULE_AGREEMENT, RULE_N, _top, answer_truth
+from harness.reports.analysis.orient import oriented
 
 import numpy as np
 

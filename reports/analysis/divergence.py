@@ -2,16 +2,16 @@
 
 Only scored cells count toward the spread (an unscored or NaN cell is not a 0). Each divergent case
 comes with its per-claim alignment and a one-line reason derived from the verdicts
-(:mod:`harness.reports.model.reasons`).
+(:mod:`harness.reports.analysis.reasons`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.reports.model.alignment import Row, align, units_by_case
-from harness.reports.model.matrix import build
-from harness.reports.model.orient import unit
-from harness.reports.model.reasons import case_reason, explain_row, row_disagrees
+from harness.reports.analysis.alignment import Row, align, units_by_case
+from harness.reports.analysis.matrix import build
+from harness.reports.analysis.orient import unit
+from harness.reports.analysis.reasons import case_reason, explain_row, row_disagrees
 
 DEFAULT_THRESHOLD = 0.2
 
@@ -30,7 +30,7 @@ class Divergence:
     scores: dict[str, float]
     """metric -> score, scored metrics only."""
     reason: str
-    """One line, derived from the two metrics' unit verdicts (:mod:`harness.reports.model.reasons`)."""
+    """One line, derived from the two metrics' unit verdicts (:mod:`harness.reports.analysis.reasons`)."""
     rule: str
     """The reason's kind: definition | judgement | decomposition | coverage (or unexplained)."""
     rows: list[Row] = field(default_factory=list)

@@ -1,6 +1,6 @@
 """What the report leads with: which metric for which need, and the divergences grouped by reason.
 
-Each need is a set of requirements over behaviour facts (:mod:`harness.reports.model.facts`: data, found by
+Each need is a set of requirements over behaviour facts (:mod:`harness.reports.analysis.facts`: data, found by
 the behaviour a case is tagged for, never by case id), then a ranking by measured agreement with human
 labels and by stability across repeats where the run has them, and only then by cost. A metric is
 never recommended for being cheaper when its agreement lies below another candidate's interval,
@@ -15,15 +15,15 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from harness.reports.analysis.facts import FACTS_TITLE, merged, said, sources
+from harness.reports.analysis.stability import TITLE as STABILITY
 from harness.reports.model.agreement_section import title as agreement_heading
-from harness.reports.model.facts import FACTS_TITLE, merged, said, sources
-from harness.reports.model.stability import TITLE as STABILITY
 
 PER_CLAIM_UNITS = ("claim", "statement")
 TARGET = "hallucinated"
 """The human target the table's agreement uses (some claim not found or contradicted)."""
 FRONTIER_TITLE = "Cost and quality: the frontier"
-"""The frontier section's title (:mod:`harness.reports.model.frontier`, which imports this module)."""
+"""The frontier section's title (:mod:`harness.reports.analysis.frontier`, which imports this module)."""
 FLIP_LIMIT = 0.05
 """A metric whose grounded/ungrounded decision flips between repeats on more than this share of answers
 is passed over when a candidate at or under it exists."""

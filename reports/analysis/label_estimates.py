@@ -1,7 +1,7 @@
 """From a team's labelled sample to each metric's figures over the whole run (``harness agree --labels``, the
-report): design-weighted agreement (:mod:`harness.reports.model.design_estimates`) at answer level and, clustered by
-answer, at claim level; the corrected ungrounded share (:mod:`harness.reports.model.corrected_rate`); a threshold fitted
-on the labels out of fold (:mod:`harness.reports.model.threshold_fit`); and the label planner: how many more labels
+report): design-weighted agreement (:mod:`harness.reports.analysis.design_estimates`) at answer level and, clustered by
+answer, at claim level; the corrected ungrounded share (:mod:`harness.reports.analysis.corrected_rate`); a threshold fitted
+on the labels out of fold (:mod:`harness.reports.analysis.threshold_fit`); and the label planner: how many more labels
 would separate the two best metrics.
 
 Target: ``hallucinated`` (some claim not_found or contradicted), the decision table's; the metric calls an
@@ -14,12 +14,12 @@ import math
 from dataclasses import dataclass, field
 
 from harness.core.spans import overlaps
-from harness.reports.model import corrected_rate as R
-from harness.reports.model import design_estimates as D
-from harness.reports.model import threshold_fit as T
-from harness.reports.model.agreement import TARGETS, WHOLE, _top, answer_truth
-from harness.reports.model.intervals import Z95
-from harness.reports.model.orient import oriented
+from harness.reports.analysis import corrected_rate as R
+from harness.reports.analysis import design_estimates as D
+from harness.reports.analysis import threshold_fit as T
+from harness.reports.analysis.agreement import TARGETS, WHOLE, _top, answer_truth
+from harness.reports.analysis.intervals import Z95
+from harness.reports.analysis.orient import oriented
 
 import numpy as np
 

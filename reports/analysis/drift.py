@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.reports.model.matrix import build
+from harness.reports.analysis.matrix import build
 from harness.store.runstore import RunStore
 
 TOLERANCE = 1e-9
@@ -103,7 +103,7 @@ def _units(data) -> dict[tuple[str, str], list[tuple]]:
 def outcome_differs(a, b) -> bool:
     """Two matrix cells differ in outcome: another status, or scores apart by more than :data:`TOLERANCE`.
 
-    >>> from harness.reports.model.matrix import Cell
+    >>> from harness.reports.analysis.matrix import Cell
     >>> outcome_differs(Cell("scored", 0.5), Cell("scored", 0.5 + 1e-12)), outcome_differs(Cell("scored", 1.0), Cell("error", None))
     (False, True)
     """

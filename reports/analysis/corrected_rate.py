@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.reports.model import design_estimates as D
-from harness.reports.model.intervals import wilson
+from harness.reports.analysis import design_estimates as D
+from harness.reports.analysis.intervals import wilson
 
 import numpy as np
 

@@ -1,8 +1,8 @@
 """The words of ``harness calibrate``: the per-stage report (terminal) and the calibrated cascade's card
-(Markdown, written beside the cascade file), both from one :class:`~harness.reports.model.cascade_calibration.Calibration`."""
+(Markdown, written beside the cascade file), both from one :class:`~harness.reports.analysis.cascade_calibration.Calibration`."""
 from __future__ import annotations
 
-from harness.reports.model.cascade_calibration import Calibration
+from harness.reports.analysis.cascade_calibration import Calibration
 
 
 def _pct(a: int, b: int) -> str:
@@ -43,7 +43,7 @@ def report_lines(c: Calibration) -> list[str]:
         agree = f"{_pct(r.agree, r.decided)}{_ci(lo, hi)}" if r.decided else "-"
         out.append(f"  {r.metric}: ran on {r.ran}, coverage {_pct(r.decided, n)}, agreement {agree}, "
                    f"calls {r.calls}, tokens {r.tokens}")
-    from harness.reports.model.selective import clopper_pearson  # noqa: PLC0415 - same layer; kept local for clarity
+    from harness.reports.analysis.selective import clopper_pearson  # noqa: PLC0415 - same layer; kept local for clarity
 
     lo, hi = clopper_pearson(c.agree, c.decided)
     out.append(f"  cascade: coverage {_pct(c.decided, n)}, realised agreement "
