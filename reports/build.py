@@ -28,7 +28,14 @@ from harness.reports.analysis import (
 )
 from harness.reports.analysis.data import load_run, metric_classes
 from harness.reports.analysis.divergence import DEFAULT_THRESHOLD
-from harness.reports.model import agreement_section, team_section
+from harness.reports.model import (
+    agreement_section,
+    facts_section,
+    frontier_section,
+    robustness_section,
+    stability_section,
+    team_section,
+)
 from harness.reports.model.header import judge_lines, versions  # noqa: F401 - re-exported
 from harness.reports.render import html, markdown, plots
 from harness.reports.render.svgplot import files
@@ -115,9 +122,10 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
         rep.decision.note = (f"{rep.decision.note} Agreement on the team's labels: {p.path}, {p.labelled} labelled "
                              f"answers, {p.unlabelled} drawn but not labelled{weighted}.").strip()
     rep.frontier = frontier.compute(rep)
-    more = [stability.section(rep.stability, rep.names), robustness.section(robustness.compute(data), rep.names),
-            frontier.section(rep.frontier, rep.names)]
-    rep.extra = ([facts.section(facts.merged(data, cells), data.metrics, rep.names)] + rep.extra
+    more = [stability_section.section(rep.stability, rep.names),
+            robustness_section.section(robustness.compute(data), rep.names),
+            frontier_section.section(rep.frontier, rep.names)]
+    rep.extra = ([facts_section.section(facts.merged(data, cells), data.metrics, rep.names)] + rep.extra
                  + [b for b in more if b is not None])
     return rep
 

@@ -205,7 +205,6 @@ def _run(tmp_path, judge=None):
 
 
 def test_the_report_and_the_card_show_the_figures_under_the_reference_judge(tmp_path):
-    from harness.reports.analysis import robustness as R
 
     rob, md = _run(tmp_path)
     assert rob.reference and rob.variants == 170
@@ -214,7 +213,9 @@ def test_the_report_and_the_card_show_the_figures_under_the_reference_judge(tmp_
     assert (f.hits, d.hits) == (0, d.n) and f.n > 100
     assert "## Robustness under edits" in md and "reference judge, which reads the transformed labels" in md
     assert f"| In-house span groundedness | 0/{f.n} = 0% \\[0%, " in md and f"| {d.n}/{d.n} = 100% \\[" in md
-    card = "\n".join(R.card_lines(rob, "inhouse.span"))
+    from harness.reports.model.robustness_section import card_lines
+
+    card = "\n".join(card_lines(rob, "inhouse.span"))
     assert f"Under the reference judge (the definition's own): decision flips under meaning-preserving edits 0/{f.n}" in card
     assert f"meaning-changing edits detected {d.n}/{d.n} = 100%" in card
 

@@ -227,3 +227,15 @@ def as_json(data, results: list[MetricAgreement]) -> dict:
     return {"run": data.run_id, "judge": "reference" if data.is_reference else "model", "reading": reading(data),
             "rule": f"under about {RULE_AGREEMENT:.2f} agreement on at least {RULE_N} labelled answers, treat "
                     "absolute scores as unusable", "metrics": metrics}
+
+
+TITLE = "Agreement with human labels"
+
+
+def title(is_reference: bool) -> str:
+    """The section's heading by judge kind: under the reference judge the figures are a ceiling.
+
+    >>> title(True), title(False)
+    ('Agreement with human labels: definition ceiling (reference judge)', 'Agreement with human labels: judge + definition agreement')
+    """
+    return f"{TITLE}: " + ("definition ceiling (reference judge)" if is_reference else "judge + definition agreement")

@@ -15,9 +15,9 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from harness.reports.analysis.agreement import title as agreement_heading
 from harness.reports.analysis.facts import FACTS_TITLE, merged, said, sources
 from harness.reports.analysis.stability import TITLE as STABILITY
-from harness.reports.model.agreement_section import title as agreement_heading
 
 PER_CLAIM_UNITS = ("claim", "statement")
 TARGET = "hallucinated"

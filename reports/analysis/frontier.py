@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.reports.analysis.decision import CHANCE, FRONTIER_TITLE, TARGET, agreement_title, standings
-from harness.reports.model.blocks import Block, Plot, Table
 
 TITLE = FRONTIER_TITLE
 
@@ -129,20 +128,3 @@ def latency_text(p: Point) -> str:
     if p.cache_hits:
         out += f" \u00b7 {p.cache_hits:,} call{'' if p.cache_hits == 1 else 's'} served from cache"
     return out
-
-
-def section(fr: Frontier, names: dict[str, str]):
-    """The report section (a table and the plot)."""
-    rows = [[names.get(p.metric, p.metric),
-             "\u2013" if p.agreement is None else
-             f"{p.agreement:.2f}" + (f" [{p.low:.2f}, {p.high:.2f}]" if p.low is not None else ""),
-             f"{p.calls:.1f}", f"{p.tokens:,.0f}", "n/a" if p.money is None else f"{p.money:.3g}",
-             latency_text(p),
-             ", ".join(x for x, on in (("cost", p.metric in fr.front_cost),
-                                       ("latency", p.metric in fr.front_latency)) if on) or "\u2013"]
-            for p in fr.points]
-    return Block("frontier", TITLE, [
-        fr.note, Plot("frontier", fr, "agreement against cost and latency per answer, Pareto front marked",
-                      "frontier.svg"),
-        Table(["metric", fr.title, "judge calls / answer", "tokens / answer", "money / answer",
-               "latency ms / answer", "on the Pareto front of"], rows)])

@@ -28,6 +28,7 @@ from harness.reports.analysis.data import load_run, metric_classes
 from harness.reports.analysis.matrix import build
 from harness.reports.cards.agreement import card_lines as agreement_lines
 from harness.reports.cards.robustness import card_lines as robustness_lines
+from harness.reports.model import stability_section
 from harness.reports.render.markdown import m, table
 from harness.reports.render.svgplot import render as svg
 from harness.run.runner import RunOptions, run
@@ -288,7 +289,7 @@ def _frontier(data, metric) -> list[str]:
             f"{p.agreement:.2f}" + (f" [{p.low:.2f}, {p.high:.2f}]" if p.low is not None else ""))
         out += [f"This metric: {m(fr.title)} {agree}; {p.calls:.1f} judge calls and {p.tokens:,.0f} tokens per "
                 f"answer; " + ("on the Pareto front." if metric in fr.front_cost else "not on the Pareto front."), ""]
-    return out + stability.card_lines(stability.compute(data), metric) + robustness_lines(metric)
+    return out + stability_section.card_lines(stability.compute(data), metric) + robustness_lines(metric)
 
 
 def write_cards(cards: dict[str, str], cards_dir: str, check: bool = False) -> list[str]:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from harness.core.vocab import status
-from harness.reports.analysis.agreement import RULE_AGREEMENT, RULE_N, TARGETS, Figures, MetricAgreement, reading
+from harness.reports.analysis.agreement import (
+    RULE_AGREEMENT,
+    RULE_N,
+    TARGETS,
+    Figures,
+    MetricAgreement,
+    reading,
+    title,
+)
 from harness.reports.model.blocks import Block, Table
 
-TITLE = "Agreement with human labels"
-
-
-def title(is_reference: bool) -> str:
-    """The section's heading by judge kind: under the reference judge the figures are a ceiling.
-
-    >>> title(True), title(False)
-    ('Agreement with human labels: definition ceiling (reference judge)', 'Agreement with human labels: judge + definition agreement')
-    """
-    return f"{TITLE}: " + ("definition ceiling (reference judge)" if is_reference else "judge + definition agreement")
 TARGET_WORDS = {"hallucinated": "hallucinated (some claim not found or contradicted)",
                 "not_attributable": "not attributable (also inference: no span states some claim)"}
 
