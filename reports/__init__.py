@@ -11,10 +11,10 @@ Everything is read from the run store; nothing is scored again. Importing ``repo
     reports.alignment(rep, "cookie-yield")     # each metric's units on the answer's claims
     reports.write(result)                      # write index.html and report.md (``harness report``)
 
-:func:`load` returns :class:`harness.reports.build.Report`: ``data`` (cases, metrics, the store's tables),
-``cells`` (the score matrix), ``divergences``, ``summaries`` (means with intervals), ``costs``,
-``cost_png``, ``agreement``, ``decision``, ``names`` and ``shorts`` (display names per metric), and
-``extra`` (the further sections, by :func:`section` key).
+:func:`load` returns the report model, :class:`harness.reports.model.report.Report`: ``data`` (cases, metrics, the
+store's tables), ``cells`` (the score matrix), ``divergences``, ``summaries`` (means with intervals), ``costs``,
+``agreement``, ``decision``, ``names`` and ``shorts`` (display names per metric), ``sections`` (the fixed
+sections by key) and ``extra`` (the further sections, by :func:`section` key).
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def write(run, out_dir: str | None = None):
 
 
 def section(rep, key: str):
-    """The further section ``key`` of a report (a :class:`harness.reports.model.blocks.Block`: title, paragraphs,
+    """The further section ``key`` of a report (a :class:`harness.reports.model.blocks.Section`: title, paragraphs,
     tables); a KeyError names the sections the report has."""
     for b in rep.extra:
         if b.key == key:

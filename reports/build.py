@@ -1,8 +1,8 @@
 """Build a run's report: one self-contained HTML file and the same content as Markdown.
 
-``build("reports/out/<run>")`` reads the store (never re-scores), computes the sections, and writes
-``index.html``, ``report.md`` and the two PNGs the Markdown links to, into the run directory unless
-another directory is given.
+``build("reports/out/<run>")`` reads the store (never re-scores), builds the report model once
+(:func:`harness.reports.model.report.compute`), lays it out with the renderers and writes ``index.html``,
+``report.md`` and the plots the Markdown links to, into the run directory unless another directory is given.
 """
 from __future__ import annotations
 
@@ -13,73 +13,12 @@ from dataclasses import dataclass, field
 
 from harness.core.redact import register_judge_key, scrub
 from harness.core.terminal import printable
-from harness.reports.analysis import (
-    agreement,
-    cost,
-    decision,
-    divergence,
-    evidence,
-    facts,
-    frontier,
-    matrix,
-    robustness,
-    stability,
-    stats,
-)
-from harness.reports.analysis.data import load_run, metric_classes
+from harness.reports.analysis.data import load_run
 from harness.reports.analysis.divergence import DEFAULT_THRESHOLD
-from harness.reports.model import (
-    agreement_section,
-    facts_section,
-    frontier_section,
-    robustness_section,
-    stability_section,
-    team_section,
-)
 from harness.reports.model.header import judge_lines, versions  # noqa: F401 - re-exported
+from harness.reports.model.report import Report, compute  # noqa: F401 - re-exported (harness.reports.build.compute)
 from harness.reports.render import html, markdown, plots
 from harness.reports.render.svgplot import files
-
-
-@dataclass
-class Report:
-    """Everything the renderers show, computed once."""
-
-    data: object
-    threshold: float
-    cells: dict
-    divergences: list
-    summaries: list
-    costs: list
-    evidence: list
-    totals: tuple[int, int, int]
-    cost_png: bytes = field(repr=False)
-    extra: list = field(default_factory=list)
-    """More sections as ``harness.reports.model.blocks.Block`` (agreement with human labels, the similarity cascade),
-    rendered by both the HTML and the Markdown report."""
-    agreement: list | None = None
-    """Per-metric agreement with the human labels (``harness.reports.analysis.agreement.compute``)."""
-    decision: object = None
-    """The decision table (``harness.reports.analysis.decision.compute``)."""
-    stability: object = None
-    """Judge stability across repeats (``harness.reports.analysis.stability.compute``)."""
-    frontier: object = None
-    """The cost-quality frontier (``harness.reports.analysis.frontier.compute``)."""
-    labels: object = None
-    """Where the team's labels came from (``harness.reports.review.team.Provenance``), when ``--labels`` gave them."""
-    card_notes: dict = field(default_factory=dict)
-    """metric -> the line its card carries in this report (agreement with the team's labels)."""
-    estimates: dict | None = None
-    """metric -> ``harness.reports.analysis.decision.Standing`` from another estimator, read by the decision table and the
-    frontier instead of the plain agreement (the hook ``decision.standings`` documents); None: the plain one."""
-
-    @property
-    def names(self) -> dict[str, str]:
-        return {m: self.data.info[m].display_name for m in self.data.metrics}
-
-    @property
-    def shorts(self) -> dict[str, str]:
-        return {m: self.data.info[m].short_name for m in self.data.metrics}
 
 
 @dataclass
@@ -93,94 +32,6 @@ class Built:
     def top_lines(self, n: int = 3) -> list[str]:
         """One line per largest divergence (for the terminal)."""
         return [d.line(self.report.shorts) for d in self.report.divergences[:n]]
-
-
-def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
-    """All sections of the report for one run; ``labels`` (``harness.reports.review.team.TeamLabels``, already on
-    ``data``'s cases: ``harness.reports.review.team.apply``) adds where they came from; a review's design weights
-    (``data.label_weights``, set by :func:`build`) add the estimates block."""
-
-    cells = matrix.build(data)
-    shorts = {m: data.info[m].short_name for m in data.metrics}
-    costs = cost.per_metric(data)
-    rep = Report(data, threshold, cells, divergence.find(data, threshold), stats.summarise(data), costs,
-                 evidence.shares(data), cost.totals(data), plots.cost_chart(costs, shorts))
-
-    rep.agreement = agreement.compute(data)
-    rep.extra = extra_sections(data, rep.names, rep.agreement)
-    if labels is not None:
-        rep.labels = labels.provenance
-        team_section.add_to(rep.extra, rep.labels, None, rep.names)   # the weighted figures: the estimates block
-        rep.card_notes = team_section.card_notes(rep.labels, rep.agreement)
-    rep.stability = stability.compute(data)
-    rep.estimates = design_standings(data)
-    rep.decision = decision.compute(rep)
-    if rep.labels is not None:   # the table's figures rest on the team's labels: say whose
-        p = rep.labels
-        weighted = (" (balanced accuracy weighted by each answer's inclusion probability: the design-weighted "
-                    "estimate over every answer of the run)") if rep.estimates else ""
-        rep.decision.note = (f"{rep.decision.note} Agreement on the team's labels: {p.path}, {p.labelled} labelled "
-                             f"answers, {p.unlabelled} drawn but not labelled{weighted}.").strip()
-    rep.frontier = frontier.compute(rep)
-    more = [stability_section.section(rep.stability, rep.names),
-            robustness_section.section(robustness.compute(data), rep.names),
-            frontier_section.section(rep.frontier, rep.names)]
-    rep.extra = ([facts_section.section(facts.merged(data, cells), data.metrics, rep.names)] + rep.extra
-                 + [b for b in more if b is not None])
-    return rep
-
-
-def extra_sections(data, names: dict[str, str], agreement_results: list) -> list:
-    """The agreement section, then each metric's own sections (its ``report_sections``, in display order),
-    as ``harness.reports.model.blocks.Block``."""
-    blocks = [agreement_section.section(data, agreement_results, names), label_estimates_block(data, names)]
-    for cls in metric_classes(data):
-        if cls.report_sections is not None:
-            blocks += cls.report_sections(data)
-    return [b for b in blocks if b is not None]
-
-
-def design_standings(data) -> dict | None:
-    """metric -> ``decision.Standing`` from the design-weighted estimates (balanced accuracy, its interval, n and
-    the estimated share ungrounded), when the run's labels come from a review sample: a sample that leans toward
-    disagreement, or labelling that stopped partway, then moves no recommendation. None otherwise."""
-    weights = getattr(data, "label_weights", None)
-    if not weights:
-        return None
-    out = {}
-    for r in _label_results(data, weights):
-        e = r.answers
-        ba, base = e.point.get("balanced_accuracy"), e.point.get("base_rate")
-        if e.n and ba is not None and base is not None:
-            lo, hi = e.ci.get("balanced_accuracy", (None, None))
-            out[r.metric] = decision.Standing(ba, lo, hi, e.n, round(base * e.n))
-    return out
-
-
-def _label_results(data, weights):
-    """The design-weighted estimates of the run, computed once per report."""
-    from harness.reports.analysis import label_estimates  # noqa: PLC0415 - only with a review's labels
-
-    if getattr(data, "_label_results", None) is None:
-        data._label_results = label_estimates.compute(data, weights)
-    return data._label_results
-
-
-def label_estimates_block(data, names: dict[str, str]):
-    """The design-weighted estimates over the whole run, when the run's labels come from a review sample: the
-    caller that puts a labels file into the run sets ``data.label_weights`` (case id -> 1 / inclusion
-    probability, :func:`harness.reports.review.waves.design_weights`) and ``data.label_source`` (where the labels came
-    from); None otherwise (a fully annotated run's agreement section already covers every answer)."""
-    from harness.reports.analysis import label_estimates  # noqa: PLC0415 - only with a review's labels
-    from harness.reports.model import estimates_section  # noqa: PLC0415 - only with a review's labels
-
-    weights = getattr(data, "label_weights", None)
-    if not weights:
-        return None
-    results = _label_results(data, weights)
-    return estimates_section.section(results, label_estimates.plan(data, weights, results), names,
-                                     getattr(data, "label_source", "a review sample"),
-                                     getattr(data, "label_human", None), getattr(data, "label_alt", None))
 
 
 def build(run: str, out_dir: str | None = None, threshold: float = DEFAULT_THRESHOLD,
@@ -235,10 +86,11 @@ def _build(run, out_dir, threshold, cases_path, runs_dir, prices, labels, review
     out = out_dir or data.run_dir
     os.makedirs(out, exist_ok=True)
     html_path, md_path = os.path.join(out, "index.html"), os.path.join(out, "report.md")
+    cost_png = plots.cost_chart(rep.costs, rep.shorts)   # drawn once: inlined in the HTML, linked by the Markdown
     with open(html_path, "w", encoding="utf-8") as fh:
-        fh.write(printable(scrub(html.render(rep))))   # control characters of case ids and replies: escaped
+        fh.write(printable(scrub(html.render(rep, cost_png))))   # control characters of case ids and replies: escaped
     with open(os.path.join(out, "cost.png"), "wb") as fh:   # the Markdown links it relatively
-        fh.write(rep.cost_png)
+        fh.write(cost_png)
     for name, text in files(rep.extra).items():   # the plots the Markdown links, beside it
         with open(os.path.join(out, name), "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -117,11 +117,11 @@ def test_the_divergence_section_links_a_bounded_number_of_cases(built):
 def test_a_long_block_table_or_list_is_cut_and_counted():
     """Any metric's own section (the cascade's residual errors, say) goes through the same layout: at 5,000 rows
     it shows the first TABLE_ROWS and the count; the Markdown keeps them all."""
-    from harness.reports.model.blocks import Block, Table
+    from harness.reports.model.blocks import Section, Table
     from harness.reports.render.blocks import TABLE_ROWS, html, markdown
 
     rows = [[f"case-{i}", "a sentence", "0.9"] for i in range(5000)]
-    blk = Block("cascade", "Cascade", [Table(["case", "text", "similarity"], rows), [f"item {i}" for i in range(5000)]])
+    blk = Section("cascade", "Cascade", [Table(["case", "text", "similarity"], rows), [f"item {i}" for i in range(5000)]])
     out = html(blk)
     assert out.count("<tr>") == TABLE_ROWS + 1 and f"The first {TABLE_ROWS:,} of 5,000 rows" in out
     assert out.count("<li") == TABLE_ROWS + 1 and "and 4,900 more" in out

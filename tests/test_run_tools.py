@@ -88,6 +88,7 @@ def test_compare_two_runs(runs, tmp_path, capsys):
 def test_compare_names_a_judge_change_and_status_changes(tmp_path, canonical):
     from harness.reports.analysis.compare import compare
     from harness.reports.analysis.data import load_run
+    from harness.reports.model.compare_page import page
     from harness.reports.render.compare import markdown
     from harness.store.runstore import RunStore
 
@@ -110,7 +111,7 @@ def test_compare_names_a_judge_change_and_status_changes(tmp_path, canonical):
     assert next(d for d in cmp.metrics if d.metric == "deepeval.faithfulness").version_b == "2"
     assert [(c.case_id, c.metric, c.label_a, c.label_b) for c in cmp.changes] == [
         ("cookie-yield", "inhouse.span", "0.75", "ERROR")]
-    assert "| cookie-yield | inhouse.span | 0.75 | ERROR |" in markdown(cmp).replace("\\.", ".")
+    assert "| cookie-yield | inhouse.span | 0.75 | ERROR |" in markdown(page(cmp)).replace("\\.", ".")
 
 
 def test_export_jsonl_and_parquet(runs, tmp_path):
@@ -191,6 +192,7 @@ def test_compare_two_judges(runs, tmp_path):
     judge change and pairs every case both scored."""
     from harness.reports.analysis.compare import compare
     from harness.reports.analysis.data import load_run
+    from harness.reports.model.compare_page import page
     from harness.reports.render.compare import write
 
     from tests.judges.realistic import MODEL, serve
@@ -211,5 +213,5 @@ def test_compare_two_judges(runs, tmp_path):
     changed = {(c.case_id, c.metric) for c in cmp.changes}
     assert changed == {(r.case_id, r.metric) for r in b.cells.itertuples()
                        if r.status != a.cells.set_index(["case_id", "metric"]).loc[(r.case_id, r.metric), "status"]}
-    html_path, md_path = write(cmp, str(tmp_path / "page"))
+    html_path, md_path = write(page(cmp), str(tmp_path / "page"))
     assert "realistic" in open(md_path).read() and "<h2>Per metric</h2>" in open(html_path).read()

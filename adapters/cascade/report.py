@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 
 from harness.core.spans import overlaps
-from harness.reports.model.blocks import Block, Table
+from harness.reports.model.blocks import Section, Table
 from harness.reports.render.markup import m
 
 CASCADE, FULL = "cascade.similarity_span", "inhouse.span"
@@ -149,7 +149,7 @@ def section(s: CascadeSummary | None):
     if s is None:
         return None
     thr = f"{s.threshold:.2f}" if s.threshold is not None else "?"
-    b = Block("cascade", TITLE, [
+    b = Section("cascade", TITLE, [
         f"cascade.similarity_span accepts every sentence whose best embedding similarity to a passage sentence "
         f"reaches {thr} and sends the rest to the in-house verifier. Beside it, the full in-house scorer "
         "(inhouse.span) on the same answers decides what each sentence really is."])

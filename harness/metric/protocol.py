@@ -335,8 +335,8 @@ class Metric(Protocol):
     """Distributions whose versions decide what the metric computes: they go into the run spec and so
     into the cell cache's key (an upgrade recomputes the cells). Default: ``(vendor_package,)``."""
     report_sections: ClassVar[Any]
-    """None, or ``f(data) -> list[Block]``: the metric's own sections of a run's report (a staticmethod
-    taking :class:`harness.reports.analysis.data.RunData`, returning :class:`harness.reports.model.blocks.Block` s)."""
+    """None, or ``f(data) -> list[Section]``: the metric's own sections of a run's report (a staticmethod
+    taking :class:`harness.reports.analysis.data.RunData`, returning :class:`harness.reports.model.blocks.Section` s)."""
     card_sections: ClassVar[Any]
     """None, or ``f(data, card) -> list[str]``: Markdown lines the metric adds to the card of metric
     ``card`` (its own, or one it builds on), from the canonical reference run."""

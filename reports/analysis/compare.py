@@ -15,8 +15,6 @@ from harness.reports.analysis.drift import drift
 from harness.reports.analysis.matrix import build
 from harness.reports.analysis.stats import bootstrap_ci
 
-SIGNIFICANT = "\u25cf"
-"""The mark of a difference whose paired interval excludes 0, in the terminal and on the pages alike."""
 AGREE = "nothing in the specs or the case digests: the runs should agree"
 """The one line of "what differs" when nothing does."""
 MOVERS = 5

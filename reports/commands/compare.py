@@ -34,14 +34,16 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from harness.reports.analysis.compare import SIGNIFICANT, compare  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.compare import compare  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model.compare_page import page  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.model.sections import SIGNIFICANT  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.reports.render.compare import write  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     a, b = load_run(args.run_a, args.out), load_run(args.run_b, args.out)
     cmp = compare(a, b)
     out = args.report_dir or os.path.join(args.out, f"compare-{a.run_id}-vs-{b.run_id}")
-    html_path, md_path = write(cmp, out)
+    html_path, md_path = write(page(cmp), out)
     for line in cmp.differences:
         print(f"differs: {line}")
     for d in cmp.metrics:

@@ -12,7 +12,7 @@ from harness.reports.analysis.agreement import (
     reading,
     title,
 )
-from harness.reports.model.blocks import Block, Table
+from harness.reports.model.blocks import Section, Table
 
 TARGET_WORDS = {"hallucinated": "hallucinated (some claim not found or contradicted)",
                 "not_attributable": "not attributable (also inference: no span states some claim)"}
@@ -73,10 +73,10 @@ def rule_text() -> str:
             "still hold). n is shown beside every figure.")
 
 
-def section(data, results: list[MetricAgreement], names: dict[str, str]) -> Block:
+def section(data, results: list[MetricAgreement], names: dict[str, str]) -> Section:
     """The report section."""
     labelled = results[0].labelled if results else 0
-    b = Block("agreement", title(data.is_reference), [reading(data), rule_text()])
+    b = Section("agreement", title(data.is_reference), [reading(data), rule_text()])
     if not labelled:
         b.parts.append("No case of this run carries human labels: there is nothing to agree with.")
         return b

@@ -29,7 +29,7 @@ def build(rep) -> dict:
     divergent = {dv.case_id for dv in rep.divergences}
     by_case = units_by_case(data)
     compared = [m for m in data.metrics if in_divergence(m)]
-    metrics = [{"name": m, "short": rep.shorts[m], "display": rep.names[m], "card": card_text(m) is not None}
+    metrics = [{"name": m, "short": rep.shorts[m], "display": rep.names[m], "card": m in rep.cards}
                for m in data.metrics]
     cases = []
     detailed = with_detail(data.case_ids, [dv.case_id for dv in rep.divergences])

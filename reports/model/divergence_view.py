@@ -1,12 +1,12 @@
-"""The "where they diverge" section as data, built once for both renderers: the divergent cases,
-grouped by reason, each with its scores, texts and claim-by-claim alignment rows (plain text; the
-HTML and Markdown renderers only escape and lay them out)."""
+"""The "where they diverge" section as data (a :class:`~harness.reports.model.blocks.Section`), built once for both
+renderers: the divergent cases, grouped by reason, each with its scores, texts and claim-by-claim alignment rows
+(plain text; the HTML and Markdown renderers only escape and lay them out)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.reports.analysis.decision import groups
 from harness.reports.model import sections as S
+from harness.reports.model.blocks import Section
 
 
 @dataclass(frozen=True)
@@ -69,34 +69,19 @@ class GroupView:
         return len(self.cases)
 
 
-@dataclass(frozen=True)
-class DivergenceSection:
-    key: str
-    title: str
-    intro: str
-    empty: str
-    groups: list[GroupView]
+EMPTY = "None at this threshold."
 
 
-def divergence_section(rep) -> DivergenceSection:
-    """The section for a report (see the module docstring); built once per report (the HTML and the Markdown
-    renderers both lay it out)."""
+def divergence_section(rep) -> Section:
+    """The section for a report (see the module docstring): its intro, then one :class:`GroupView` per reason
+    (largest first), or the line :data:`EMPTY` when no case diverges."""
 
-    key = (id(rep.divergences), len(rep.divergences), rep.threshold)
-    kept = getattr(rep, "_divergence_section", None)
-    if kept is not None and kept[0] == key:
-        return kept[1]
     at = {dv.case_id: i for i, dv in enumerate(rep.divergences)}
     shorts, names = rep.shorts, rep.names   # each a dict built on every read: read once here
     out = [GroupView(g.reason, [_case(rep, at[dv.case_id], dv, shorts, names) for dv in g.divergences])
-           for g in groups(rep.divergences)] if rep.divergences else []
-    sec = DivergenceSection("divergences", S.TITLES["divergences"],
-                            S.INTRO["divergences"].format(threshold=rep.threshold), "None at this threshold.", out)
-    try:
-        rep._divergence_section = (key, sec)
-    except AttributeError:   # a read-only stand-in: build again next time
-        pass
-    return sec
+           for g in rep.glance]
+    return Section("divergences", S.TITLES["divergences"],
+                   [S.INTRO["divergences"].format(threshold=rep.threshold)] + (out or [EMPTY]))
 
 
 def _case(rep, anchor: int, dv, shorts: dict, names: dict) -> CaseView:

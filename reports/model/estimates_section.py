@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.reports.analysis import design_estimates as D
 from harness.reports.analysis.label_estimates import MetricEstimates, Plan
-from harness.reports.model.blocks import Block, Table
+from harness.reports.model.blocks import Section, Table
 
 HEADS = ["metric", "n", "base rate", "raw agreement", "TPR", "FPR", "kappa", "AC1", "MCC",
          "ungrounded share: raw", "corrected (PPI++)", "Rogan-Gladen", "fitted threshold (out of fold)", "left out"]
@@ -84,9 +84,9 @@ def terminal(results: list[MetricEstimates], plan: Plan | None, names: dict[str,
 
 
 def section(results: list[MetricEstimates], plan: Plan | None, names: dict[str, str], source: str,
-            human=None, alt: dict | None = None) -> Block:
+            human=None, alt: dict | None = None) -> Section:
     """The report block: the estimates table, the human ceiling, the planner."""
-    b = Block("estimates", "Estimates over the whole run from the labelled sample",
+    b = Section("estimates", "Estimates over the whole run from the labelled sample",
               [f"Labels: {source}. Each labelled answer is weighted by 1 / its inclusion probability, so the figures "
                "estimate every answer of the run even when the sample leans toward disagreement or labelling stopped "
                "partway; 95% intervals from a bootstrap over answers. The corrected share removes each metric's own "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from harness.reports.analysis.behaviours import PROBES
 from harness.reports.analysis.facts import FACTS_TITLE, Fact
-from harness.reports.model.blocks import Block, Table
+from harness.reports.model.blocks import Section, Table
 
 SHOWN_BY = 3
 """Case ids named in a row's "shown by" cell; past them the cell gives the count (a run of many copies of a
@@ -31,7 +31,7 @@ def section(facts: dict[str, dict[str, Fact]], metrics: list[str], names: dict[s
         shown = sorted({_few(f.cases) + (" (card)" if f.source == "card" else "") for f in got if f})
         rows.append([p.text, " ".join(sorted(p.tags))] + [f.answer if f else "\u2013" for f in got]
                     + ["; ".join(shown)])
-    return Block("facts", FACTS_TITLE, [
+    return Section("facts", FACTS_TITLE, [
         "What each metric does on the cases tagged for a behaviour (a case shows a behaviour when it carries "
         "all of its tags); where no case of this run is tagged for it, the metric's facts file beside its card "
         "answers (a reference run of the canonical set). The decision table reads these facts.",

@@ -3,7 +3,7 @@ plot."""
 from __future__ import annotations
 
 from harness.reports.analysis.frontier import TITLE, Frontier, latency_text
-from harness.reports.model.blocks import Block, Plot, Table
+from harness.reports.model.blocks import Plot, Section, Table
 
 
 def section(fr: Frontier, names: dict[str, str]):
@@ -16,7 +16,7 @@ def section(fr: Frontier, names: dict[str, str]):
              ", ".join(x for x, on in (("cost", p.metric in fr.front_cost),
                                        ("latency", p.metric in fr.front_latency)) if on) or "\u2013"]
             for p in fr.points]
-    return Block("frontier", TITLE, [
+    return Section("frontier", TITLE, [
         fr.note, Plot("frontier", fr, "agreement against cost and latency per answer, Pareto front marked",
                       "frontier.svg"),
         Table(["metric", fr.title, "judge calls / answer", "tokens / answer", "money / answer",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.cases.perturb import CHANGING, PRESERVING
 from harness.reports.analysis.robustness import ALL, TITLE, Rate, Robustness, show
-from harness.reports.model.blocks import Block, Table
+from harness.reports.model.blocks import Section, Table
 
 HEADS = ["metric", "flips, meaning-preserving (ideal 0)", "score moved", "detected, meaning-changing (ideal 1)",
          "at floor", "citation moved: detected", "not comparable"]
@@ -22,7 +22,7 @@ def section(rob: Robustness, names: dict[str, str]):
     judge = ("Judge: the reference judge, which reads the transformed labels: these are each definition's own "
              "robustness (what a perfect judge under that definition does)." if rob.reference else
              "Judge: a real judge: these figures are the judge and the definition together.")
-    b = Block("robustness", TITLE, [
+    b = Section("robustness", TITLE, [
         f"{rob.variants} variants written by harness perturb (rules in docs/robustness.md), each paired with its "
         "original case. Flip: the grounded/ungrounded decision (ungrounded below the top of the score range) "
         "differs between the original and a variant that should mean the same. Detected: the variant that makes a "

@@ -3,10 +3,9 @@ plain text (tables of strings and note lines) that the HTML and Markdown rendere
 lay out. Neither renderer imports the other or the builder."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from harness.core import vocab
 from harness.reports.analysis.cost import money
+from harness.reports.model.blocks import Note, Notes, Section, Table
 
 TITLES = {
     "decision": "Which metric for which need",
@@ -45,6 +44,10 @@ INTRO = {
                 "in the context (whitespace and quote marks normalised).",
 }
 
+SIGNIFICANT = "\u25cf"
+"""The mark of a difference whose paired interval excludes 0, in the terminal and on the pages alike
+(``harness compare``)."""
+
 VERDICT_MARK = {"supported": "\u2713", "unsupported": "\u2717", "ambiguous": "?", "excluded": "\u2013"}
 """Normalised verdict -> a short mark shown before it."""
 
@@ -63,34 +66,7 @@ STATUS_ORDER = vocab.NOT_SCORES
 """The statuses of cells without a score, in the vocabulary's order."""
 
 
-@dataclass(frozen=True)
-class Note:
-    """One line under a section's table: about one metric."""
-
-    short: str
-    """The metric's short name (shown bold)."""
-    text: str
-    """What the line says."""
-    ids: tuple[str, ...] = ()
-    """The cases it is about (shown after the text)."""
-
-
-@dataclass(frozen=True)
-class TableSection:
-    """A section as data: a title, an intro, a table and notes, all plain text."""
-
-    key: str
-    title: str
-    intro: str
-    heads: list[str]
-    rows: list[list[str]]
-    notes_title: str = ""
-    notes: list[Note] = field(default_factory=list)
-    empty: str = ""
-    """What the section says instead of a table when it has no rows."""
-
-
-def metrics_section(rep, resamples: int, dash: str = "\u2013") -> TableSection:
+def metrics_section(rep, resamples: int) -> Section:
     """Per metric: mean, interval, the count of cells of every status and of silent fallbacks (cells
     flagged ``vendor_fallback``), plus the cells that are not scores (by reason) and the flagged
     values (flags named from the vocabulary)."""
@@ -99,7 +75,7 @@ def metrics_section(rep, resamples: int, dash: str = "\u2013") -> TableSection:
     shorts = rep.shorts   # a dict built on every read: read once
     for s in rep.summaries:
         c = s.counts
-        ci = f"[{fmt(s.low)}, {fmt(s.high)}]" if s.mean is not None else dash
+        ci = f"[{fmt(s.low)}, {fmt(s.high)}]" if s.mean is not None else ""   # no interval: each renderer's dash
         rows.append([rep.names[s.metric], fmt(s.mean), ci] + [str(c.get(k, 0)) for k in keys]
                     + [str(getattr(s, "fallbacks", 0))])
         for status, reasons in s.reasons.items():
@@ -108,8 +84,8 @@ def metrics_section(rep, resamples: int, dash: str = "\u2013") -> TableSection:
         notes += [Note(shorts[s.metric], f"flagged value on {cid}: {flags}") for cid, flags in s.flagged]
     heads = (["metric", "mean", "95% interval"] + [vocab.status(k).short if k != "scored" else k for k in keys]
              + ["silent fallbacks"])
-    return TableSection("metrics", TITLES["metrics"], INTRO["metrics"].format(resamples=resamples), heads, rows,
-                        "Cells that are not scores, and flagged values", notes)
+    return Section("metrics", TITLES["metrics"], [INTRO["metrics"].format(resamples=resamples), Table(heads, rows),
+                                                  Notes("Cells that are not scores, and flagged values", notes)])
 
 
 def fmt(v: float | None, digits: int = 2) -> str:
@@ -133,7 +109,7 @@ def mark_text(mark) -> str:
     return f"{VERDICT_MARK.get(u.verdict, '')} {u.verdict}{raw}{' [shared]' if mark.shared else ''}".strip()
 
 
-def cost_section(rep) -> TableSection:
+def cost_section(rep) -> Section:
     """Judge calls, tokens, latency and cache hits per answer, tokens billed and money per answer at
     the user's prices, by metric (from the ledgers)."""
 
@@ -143,14 +119,15 @@ def cost_section(rep) -> TableSection:
              f"{c.prompt_tokens:,.0f}", f"{c.completion_tokens:,.0f}", f"{c.latency_ms:,.1f}", str(c.cache_hits),
              f"{c.billed_tokens:,}", money(c.money_per_answer)]
             for c in rep.costs]
-    return TableSection("cost", TITLES["cost"], INTRO["cost"], heads, rows)
+    return Section("cost", TITLES["cost"], [INTRO["cost"], Table(heads, rows)])
 
 
-def evidence_section(rep) -> TableSection:
+def evidence_section(rep) -> Section:
     """How many quoted spans really occur in the context, by metric; the last cell of a row is the
     list of quotes not found (up to 3), one string each."""
     heads = ["metric", "quotes checked", "verbatim", "share", "quotes not found (up to 3)"]
     rows = [[rep.names[x.metric], str(x.checked), str(x.verbatim), f"{fmt(100 * x.share, 1)}%",
              [f"{c}: \u201c{q}\u201d" for c, q in x.examples]] for x in rep.evidence]
-    return TableSection("evidence", TITLES["evidence"], INTRO["evidence"], heads, rows,
-                        empty="No metric in this run quoted evidence.")
+    if not rows:
+        return Section("evidence", TITLES["evidence"], [INTRO["evidence"], "No metric in this run quoted evidence."])
+    return Section("evidence", TITLES["evidence"], [INTRO["evidence"], Table(heads, rows)])

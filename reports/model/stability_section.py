@@ -3,7 +3,7 @@ and the paragraph of a metric card."""
 from __future__ import annotations
 
 from harness.reports.analysis.stability import TITLE, MetricStability, Stability
-from harness.reports.model.blocks import Block, Table
+from harness.reports.model.blocks import Section, Table
 
 TRIVIAL = ("The reference judge reads the labels and answers the same way every time, so every metric is "
            "stable by construction here: no spread, no flipped decision, full agreement between repeats. That is "
@@ -37,7 +37,7 @@ def section(st: Stability, names: dict[str, str]):
     """The report section (None when the run has one repeat)."""
     if st.repeats < 2:
         return None
-    b = Block("stability", TITLE, [f"Every cell was judged {st.repeats} times (--repeats {st.repeats}); each "
+    b = Section("stability", TITLE, [f"Every cell was judged {st.repeats} times (--repeats {st.repeats}); each "
                                    "vendor kept its own sampling settings."])
     if st.trivial:
         b.parts.append(TRIVIAL)

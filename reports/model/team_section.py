@@ -8,7 +8,7 @@ A provenance is any object with ``text()`` (``harness.reports.review.team.Proven
 from __future__ import annotations
 
 from harness.reports.model.agreement_section import with_ci
-from harness.reports.model.blocks import Block, Table
+from harness.reports.model.blocks import Section, Table
 
 WEIGHTED_HEADS = ["metric", "n", "base rate (ungrounded)", "raw agreement", "balanced accuracy", "kappa"]
 WEIGHTED_NOTE = ("Weighted by 1 / inclusion probability: each labelled answer stands for the answers of the run it "
@@ -26,7 +26,7 @@ def weighted_rows(weighted: list, names: dict[str, str]) -> list[list[str]]:
 
 def add_to(blocks: list, provenance, weighted: list | None, names: dict[str, str]) -> None:
     """Put the labels' provenance (and the weighted figures) into the agreement section of ``blocks``."""
-    block = next((b for b in blocks if isinstance(b, Block) and b.key == "agreement"), None)
+    block = next((b for b in blocks if isinstance(b, Section) and b.key == "agreement"), None)
     if block is None or provenance is None:
         return
     parts: list = [provenance.text()]

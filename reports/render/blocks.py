@@ -1,15 +1,15 @@
-"""A :class:`harness.reports.model.blocks.Block` laid out as Markdown lines or as one HTML section (every text escaped)."""
+"""A :class:`harness.reports.model.blocks.Section` laid out as Markdown lines or as one HTML section (every text escaped)."""
 from __future__ import annotations
 
-from harness.reports.model.blocks import Block, Plot, Table
+from harness.reports.model.blocks import Plot, Section, Table
 from harness.reports.render.markup import e, m, table
 from harness.reports.render.svgplot import render as svg
 
 
-def markdown(block: Block) -> list[str]:
+def markdown(block: Section) -> list[str]:
     """The section as Markdown lines (every text escaped).
 
-    >>> print("\\n".join(markdown(Block("k", "T", ["a|b", Table(["x"], [["1"]]), ["i"]]))))
+    >>> print("\\n".join(markdown(Section("k", "T", ["a|b", Table(["x"], [["1"]]), ["i"]]))))
     ## T
     <BLANKLINE>
     a\\|b
@@ -43,13 +43,13 @@ lists them all), so a section's table or list stays a page long whatever the run
 100,000 answers, say)."""
 
 
-def html(block: Block) -> str:
+def html(block: Section) -> str:
     """The section as one HTML ``<section>`` (every text escaped); a table shows its first :data:`TABLE_ROWS`
     rows, a bullet list as many items.
 
-    >>> html(Block("k", "T", ["<b>"]))
+    >>> html(Section("k", "T", ["<b>"]))
     '<section id="k"><h2>T</h2><p>&lt;b&gt;</p></section>'
-    >>> long = html(Block("k", "T", [Table(["x"], [[str(i)] for i in range(TABLE_ROWS + 5)])]))
+    >>> long = html(Section("k", "T", [Table(["x"], [[str(i)] for i in range(TABLE_ROWS + 5)])]))
     >>> long.count("<tr>") - 1, "The first 100 of 105 rows" in long
     (100, True)
     """

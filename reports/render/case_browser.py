@@ -11,7 +11,6 @@ import os
 from urllib.parse import quote
 
 from harness.core import vocab
-from harness.reports.model.case_index import build, card_text
 from harness.reports.render.markup import e
 from harness.reports.render.plots import score_style
 
@@ -76,7 +75,7 @@ def palette() -> list[str]:
 
 
 def section(rep) -> str:
-    idx = {**build(rep), "palette": palette()}
+    idx = {**rep.cases, "palette": palette()}
 
     metrics = "".join(f'<option value="{i}">{e(m["short"])}</option>' for i, m in enumerate(idx["metrics"]))
     statuses = "".join(f'<option value="{e(s)}">{e(vocab.status(s).label)}</option>'
@@ -107,7 +106,7 @@ def cards(rep) -> str:
     """Each metric's card (its Markdown, as text), collapsed; a metric name elsewhere links here."""
     parts = []
     for m in rep.data.metrics:
-        text = card_text(m)
+        text = rep.cards.get(m)
         note = (getattr(rep, "card_notes", None) or {}).get(m)
         if text is not None:
             parts.append(f'<details id="card-{e(m)}"><summary>{e(rep.names[m])} <code>{e(m)}</code></summary>'

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from harness.reports.analysis.decision import groups
 from harness.reports.model.sections import TITLES
 from harness.reports.render.markup import e, m, table
 
@@ -69,7 +68,7 @@ def glance_html(rep, anchors: dict[str, int]) -> str:
             + ", ".join(f'<a href="#case-{anchors[dv.case_id]}">{e(dv.case_id)}</a> '
                         f'<span class="muted small">{dv.spread:.2f}</span>' for dv in g.divergences[:GLANCE_IDS])
             + (f" and {len(g.divergences) - GLANCE_IDS:,} more" if len(g.divergences) > GLANCE_IDS else "")
-            + "</td></tr>" for g in groups(rep.divergences))
+            + "</td></tr>" for g in rep.glance)
         body = (f"<p>{e(GLANCE_INTRO)}</p><table><thead><tr><th>cases</th><th>reason</th>"
                 f"<th>divergent cases (spread)</th></tr></thead><tbody>{rows}</tbody></table>")
     return f'<section id="glance"><h2>{e(TITLES["glance"])}</h2>{body}</section>'
@@ -81,5 +80,5 @@ def glance_markdown(rep) -> list[str]:
     if not rep.divergences:
         return out + [f"No case has scored metrics {rep.threshold:.2f} or more apart.", ""]
     rows = [[str(g.count), m(g.reason), ", ".join(f"{m(dv.case_id)} ({dv.spread:.2f})" for dv in g.divergences)]
-            for g in groups(rep.divergences)]
+            for g in rep.glance]
     return out + [GLANCE_INTRO, "", table(["cases", "reason", "divergent cases (spread)"], rows), ""]

@@ -4,13 +4,9 @@ JSON and writes their text as text. Every piece of run or case text goes through
 quotes included)."""
 from __future__ import annotations
 
-from harness.reports.analysis.cost import money, traffic_line
-from harness.reports.analysis.matrix import legend
-from harness.reports.analysis.stats import RESAMPLES
 from harness.reports.model import sections as S
-from harness.reports.model.case_index import card_text
-from harness.reports.model.header import judge_lines, versions
-from harness.reports.render import blocks, case_browser, html_divergence
+from harness.reports.model.blocks import Notes, Table
+from harness.reports.render import blocks, case_browser, html_divergence, plots
 from harness.reports.render import decision as decision_render
 from harness.reports.render.decision import glance_html
 from harness.reports.render.html_divergence import anchors
@@ -48,6 +44,8 @@ NOTE_IDS = 20
 """Case ids listed on one note line under the per-metric table; past them the line gives the count."""
 NOTES = 60
 """Note lines under the per-metric table; past them the rest are counted per metric."""
+DASH = "\u2013"
+"""What a cell the model leaves empty shows (a metric with no interval)."""
 
 
 def cell_td(cell, href: str | None = None) -> str:
@@ -57,7 +55,9 @@ def cell_td(cell, href: str | None = None) -> str:
     return f'<td class="s-{e(cell.status)}" title="{e(cell.reason)}">{label}</td>'
 
 
-def render(rep) -> str:
+def render(rep, cost_png: bytes | None = None) -> str:
+    """The page for the report model ``rep`` (:class:`harness.reports.model.report.Report`); ``cost_png``: the cost
+    chart already drawn (:func:`harness.reports.render.plots.cost_chart`), else drawn here."""
 
     d = rep.data
 
@@ -66,7 +66,7 @@ def render(rep) -> str:
     if len(d.case_ids) > MATRIX_ROWS:   # a large run: the long sections open on a click (the page stays short)
         long, rest = [fold(x) for x in long], [fold(x) for x in rest]
     parts = ([header(rep), decision_render.html(rep), glance(rep), matrix(rep), case_browser.section(rep)] + long
-             + [cost(rep), evidence(rep)] + rest)
+             + [cost(rep, cost_png), evidence(rep)] + rest)
     parts.append(case_browser.cards(rep))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -91,16 +91,14 @@ def fold(section: str) -> str:
 
 def header(rep) -> str:
 
-    d = rep.data
-    jl, jmeaning = judge_lines(d.spec)
-    main, rest = versions(d.spec)
+    d, h = rep.data, rep.header
+    jl, jmeaning, main, rest = h.judge, h.meaning, h.versions, h.other_versions
 
     calls, pt, ct = rep.totals
     facts = [("cases", len(d.case_ids)), ("metrics", len(d.metrics)), ("judge calls", f"{calls:,}"),
-             ("tokens billed", f"{pt + ct:,}"), ("money", money(rep.totals.money)),
-             ("divergent cases", len(rep.divergences))]
+             ("tokens billed", f"{pt + ct:,}"), ("money", h.money), ("divergent cases", len(rep.divergences))]
     fh = "".join(f'<div class="fact"><span class="v">{e(v)}</span>{e(k)}</div>' for k, v in facts)
-    fh += f'<p class="small muted">{e(traffic_line(rep.totals))}</p>'
+    fh += f'<p class="small muted">{e(h.traffic)}</p>'
     vers = ", ".join(f"{e(p)} {e(v)}" for p, v in main)
     other = ", ".join(f"{e(p)} {e(v)}" for p, v in rest)
     cases = d.spec.get("cases") or {}
@@ -128,9 +126,9 @@ def matrix(rep) -> str:
 
     d = rep.data
     leg = "".join(f'<li><span class="k {"s-" + st if st != "scored" else ""}">{e(lab)}</span>{e(mean)}</li>'
-                  for lab, mean, st in legend())
+                  for lab, mean, st in rep.legend)
     head = "".join(f'<th title="{e(d.info[m].display_name)}">'
-                   + (f'<a href="{e(case_browser.card_href(m))}">{e(rep.shorts[m])}</a>' if card_text(m) is not None
+                   + (f'<a href="{e(case_browser.card_href(m))}">{e(rep.shorts[m])}</a>' if m in rep.cards
                       else e(rep.shorts[m])) + "</th>" for m in d.metrics)
     shown = d.case_ids[:MATRIX_ROWS]
     rows = "".join(f"<tr><th>{e(cid)}</th>"
@@ -147,23 +145,25 @@ def matrix(rep) -> str:
 
 
 def metrics(rep) -> str:
-    sec = S.metrics_section(rep, RESAMPLES)
-    heads = "".join(f"<th>{e(h)}</th>" for h in sec.heads)
+    sec = rep.sections["metrics"]
+    intro, table, notes_part = sec.parts[0], sec.part(Table), sec.part(Notes)
+    lines = notes_part.lines
+    heads = "".join(f"<th>{e(h)}</th>" for h in table.heads)
     rows = "".join(f"<tr><th>{e(r[0])}<br><code class=\"small\">{e(s.metric)}</code></th>"
-                   + "".join(f'<td class="num">{e(v)}</td>' for v in r[1:]) + "</tr>"
-                   for r, s in zip(sec.rows, rep.summaries))
+                   + "".join(f'<td class="num">{e(v or DASH)}</td>' for v in r[1:]) + "</tr>"
+                   for r, s in zip(table.rows, rep.summaries))
     notes = "".join(f"<li><b>{e(n.short)}</b> &middot; {e(n.text)}"
                     + (f" <span class=\"muted\">[{e(ids_text(n.ids))}]</span>" if n.ids else "") + "</li>"
-                    for n in sec.notes[:NOTES])
-    if len(sec.notes) > NOTES:
+                    for n in lines[:NOTES])
+    if len(lines) > NOTES:
         left: dict[str, int] = {}
-        for n in sec.notes[NOTES:]:
+        for n in lines[NOTES:]:
             left[n.short] = left.get(n.short, 0) + 1
-        notes += ("<li class=\"muted\">" + e(f"{len(sec.notes) - NOTES:,} more lines (" + ", ".join(
+        notes += ("<li class=\"muted\">" + e(f"{len(lines) - NOTES:,} more lines (" + ", ".join(
             f"{k}: {v:,}" for k, v in left.items()) + "); the Cases section filters by status and metric") + "</li>")
-    return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>'
+    return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(intro)}</p>'
             f"<table><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>"
-            f"<h3>{e(sec.notes_title)}</h3><ul class=\"small\">{notes or '<li>none</li>'}</ul>"
+            f"<h3>{e(notes_part.title)}</h3><ul class=\"small\">{notes or '<li>none</li>'}</ul>"
             "</section>")
 
 
@@ -178,24 +178,28 @@ def ids_text(ids) -> str:
     return ", ".join(ids[:NOTE_IDS]) + f" and {len(ids) - NOTE_IDS:,} more"
 
 
-def cost(rep) -> str:
-    sec = S.cost_section(rep)
-    heads = "".join(f"<th>{e(h)}</th>" for h in sec.heads)
+def cost(rep, png: bytes | None = None) -> str:
+    sec = rep.sections["cost"]
+    table = sec.part(Table)
+    png = png if png is not None else plots.cost_chart(rep.costs, rep.shorts)
+    heads = "".join(f"<th>{e(h)}</th>" for h in table.heads)
     rows = "".join(f"<tr><th>{e(r[0])}</th>" + "".join(f'<td class="num">{e(v)}</td>' for v in r[1:]) + "</tr>"
-                   for r in sec.rows)
-    return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>'
-            f'<img alt="judge calls, tokens and latency per answer, by metric" src="{data_uri(rep.cost_png)}">'
+                   for r in table.rows)
+    return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.parts[0])}</p>'
+            f'<img alt="judge calls, tokens and latency per answer, by metric" src="{data_uri(png)}">'
             f"<table><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table></section>")
 
 
 def evidence(rep) -> str:
-    sec = S.evidence_section(rep)
-    if not sec.rows:
-        body = f"<p>{e(sec.empty)}</p>"
+    sec = rep.sections["evidence"]
+    table = sec.part(Table)
+    if table is None:
+        body = f"<p>{e(sec.parts[1])}</p>"
     else:
         rows = "".join(f"<tr><th>{e(r[0])}</th>" + "".join(f'<td class="num">{e(v)}</td>' for v in r[1:-1])
                        + f'<td class="small">{"<br>".join(e(q) for q in r[-1]) or "none"}</td></tr>'
-                       for r in sec.rows)
-        heads = "".join(f"<th>{e(h)}</th>" for h in sec.heads)
+                       for r in table.rows)
+        heads = "".join(f"<th>{e(h)}</th>" for h in table.heads)
         body = f"<table><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>"
-    return f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>{body}</section>'
+    return f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.parts[0])}</p>{body}</section>'
+

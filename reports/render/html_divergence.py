@@ -1,7 +1,7 @@
 """The "where they diverge" section of the HTML report, laid out from :mod:`harness.reports.model.divergence_view`."""
 from __future__ import annotations
 
-from harness.reports.model.divergence_view import divergence_section
+from harness.reports.model.divergence_view import GroupView
 from harness.reports.render.case_browser import case_href
 from harness.reports.render.markup import e
 
@@ -17,18 +17,19 @@ LINKS_PER_GROUP = 100
 
 
 def section(rep) -> str:
-    sec = divergence_section(rep)
-    if not sec.groups:
-        return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>'
-                f"<p>{e(sec.empty)}</p></section>")
-    full = [FULL_PER_GROUP] * len(sec.groups)
+    sec = rep.sections["divergences"]
+    intro, groups = sec.parts[0], [g for g in sec.parts[1:] if isinstance(g, GroupView)]
+    if not groups:
+        return (f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(intro)}</p>'
+                f"<p>{e(sec.parts[1])}</p></section>")
+    full = [FULL_PER_GROUP] * len(groups)
     if len(rep.divergences) > MANY:   # one case in full under each of the first reasons, the rest as links
-        full = [1 if i < FULL_WHEN_MANY else 0 for i in range(len(sec.groups))]
+        full = [1 if i < FULL_WHEN_MANY else 0 for i in range(len(groups))]
     body = "".join(f'<h3 class="reason">{e(g.reason)} <span class="muted small">({g.count} case'
                    f'{"s" if g.count != 1 else ""})</span></h3>'
                    + "".join(one_case(cv) for cv in g.cases[:k]) + more(g.cases[k:])
-                   for g, k in zip(sec.groups, full))
-    return f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(sec.intro)}</p>{body}</section>'
+                   for g, k in zip(groups, full))
+    return f'<section id="{sec.key}"><h2>{e(sec.title)}</h2><p>{e(intro)}</p>{body}</section>'
 
 
 def more(rest) -> str:

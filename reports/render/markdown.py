@@ -1,12 +1,9 @@
 """The report as Markdown for a pull request: the same sections as the HTML, plots as linked PNGs."""
 from __future__ import annotations
 
-from harness.reports.analysis.cost import traffic_line
-from harness.reports.analysis.matrix import legend
-from harness.reports.analysis.stats import RESAMPLES
 from harness.reports.model import sections as S
-from harness.reports.model.divergence_view import divergence_section
-from harness.reports.model.header import judge_lines, versions
+from harness.reports.model.blocks import Notes, Table
+from harness.reports.model.divergence_view import GroupView
 from harness.reports.render import blocks
 from harness.reports.render import decision as decision_render
 from harness.reports.render.markup import m, table  # noqa: F401 - re-exported for the cards and renderers
@@ -15,14 +12,13 @@ from harness.reports.render.markup import m, table  # noqa: F401 - re-exported f
 def render(rep, images: dict[str, str] | None = None) -> str:
 
     d, im = rep.data, images or {}
-    jl, jmeaning = judge_lines(d.spec)
-    main, _ = versions(d.spec)
+    jl, jmeaning, main = rep.header.judge, rep.header.meaning, rep.header.versions
 
     calls, pt, ct = rep.totals
     out = [f"# Groundedness report: run {m(d.run_id)}", "", f"**{m(jl)}**. {m(jmeaning)}", "",
            f"Cases: {len(d.case_ids)} · metrics: {len(d.metrics)} · judge calls: {calls:,} · "
            f"tokens billed: {pt + ct:,} · divergent cases: {len(rep.divergences)}", "",
-           m(traffic_line(rep.totals)), "",
+           m(rep.header.traffic), "",
            "Vendor versions: " + ", ".join(f"{m(p)} {m(v)}" for p, v in main), ""]
     if d.case_note:
         out += [f"_{m(d.case_note)}_", ""]
@@ -41,7 +37,7 @@ def _matrix(rep, im) -> list[str]:
     d = rep.data
     rows = [[m(cid)] + [_cell(rep.cells[(cid, x)]) for x in d.metrics] for cid in d.case_ids]
     out = [f"## {S.TITLES['matrix']}", "", S.INTRO["matrix"], ""]
-    out += ["Legend: " + "; ".join(f"`{lab}` {mean}" for lab, mean, _ in legend()), ""]
+    out += ["Legend: " + "; ".join(f"`{lab}` {mean}" for lab, mean, _ in rep.legend), ""]
     return out + [table(["case"] + [m(rep.shorts[x]) for x in d.metrics], rows), ""]
 
 
@@ -51,11 +47,11 @@ def _cell(cell) -> str:
 
 def _divergences(rep) -> list[str]:
 
-    sec = divergence_section(rep)
-    out = [f"## {sec.title}", "", sec.intro, ""]
-    if not sec.groups:
-        return out + [sec.empty, ""]
-    for g in sec.groups:
+    sec = rep.sections["divergences"]
+    out = [f"## {sec.title}", "", sec.parts[0], ""]
+    if not isinstance(sec.parts[1], GroupView):
+        return out + [sec.parts[1], ""]
+    for g in sec.parts[1:]:
         out += [f"### {m(g.reason)} ({g.count} case{'s' if g.count != 1 else ''})", ""]
         out += _cases(g.cases)
     return out
@@ -78,24 +74,28 @@ def _cases(cases) -> list[str]:
 
 
 def _metrics(rep) -> list[str]:
-    sec = S.metrics_section(rep, RESAMPLES, dash="-")
-    notes = [f"- **{m(n.short)}** · {m(n.text)}" + (f" [{m(', '.join(n.ids))}]" if n.ids else "") for n in sec.notes]
-    return [f"## {sec.title}", "", sec.intro, "", table(sec.heads, [[m(v) for v in r] for r in sec.rows]), "",
-            f"{sec.notes_title}:", ""] + (notes or ["- none"]) + [""]
+    sec = rep.sections["metrics"]
+    t, notes_part = sec.part(Table), sec.part(Notes)
+    notes = [f"- **{m(n.short)}** · {m(n.text)}" + (f" [{m(', '.join(n.ids))}]" if n.ids else "")
+             for n in notes_part.lines]
+    return [f"## {sec.title}", "", sec.parts[0], "", table(t.heads, [[m(v or "-") for v in r] for r in t.rows]), "",
+            f"{notes_part.title}:", ""] + (notes or ["- none"]) + [""]
 
 
 def _cost(rep, im) -> list[str]:
-    sec = S.cost_section(rep)
-    out = [f"## {sec.title}", "", sec.intro, ""]
+    sec = rep.sections["cost"]
+    t = sec.part(Table)
+    out = [f"## {sec.title}", "", sec.parts[0], ""]
     if im.get("cost"):
         out += [f"![judge calls, tokens and latency per answer]({im['cost']})", ""]
-    return out + [table(sec.heads, [[m(v) for v in r] for r in sec.rows]), ""]
+    return out + [table(t.heads, [[m(v) for v in r] for r in t.rows]), ""]
 
 
 def _evidence(rep) -> list[str]:
-    sec = S.evidence_section(rep)
-    out = [f"## {sec.title}", "", sec.intro, ""]
-    if not sec.rows:
-        return out + [sec.empty, ""]
-    rows = [[m(v) for v in r[:-1]] + ["; ".join(m(q) for q in r[-1]) or "none"] for r in sec.rows]
-    return out + [table(sec.heads, rows), ""]
+    sec = rep.sections["evidence"]
+    t = sec.part(Table)
+    out = [f"## {sec.title}", "", sec.parts[0], ""]
+    if t is None:
+        return out + [sec.parts[1], ""]
+    rows = [[m(v) for v in r[:-1]] + ["; ".join(m(q) for q in r[-1]) or "none"] for r in t.rows]
+    return out + [table(t.heads, rows), ""]
