@@ -74,7 +74,7 @@ def test_the_request_temperature_tells_the_judges_determinism_from_the_metrics(c
     report names its settings and says that is no evidence about its stability."""
     outcome, _ = _run(canonical, str(tmp_path), None, repeats=2)
     from harness.reports.analysis.data import load_run
-    from harness.reports.analysis.stability import NO_EVIDENCE, row
+    from harness.reports.model.stability_section import NO_EVIDENCE, row
     from harness.reports.build import compute
 
     st = compute(load_run(outcome.run_dir)).stability

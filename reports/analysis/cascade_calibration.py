@@ -92,6 +92,11 @@ class Calibration:
     def tokens(self) -> int:
         return sum(s.tokens for s in self.stages)
 
+    @property
+    def interval(self):
+        """The cascade's realised agreement: a 95% exact (Clopper-Pearson) interval over the decided answers."""
+        return S.clopper_pearson(self.agree, self.decided)
+
 
 def labels_of(cases, target: str) -> dict[str, bool]:
     """case id -> does the human call the answer ungrounded (labelled cases only)."""

@@ -43,9 +43,7 @@ def report_lines(c: Calibration) -> list[str]:
         agree = f"{_pct(r.agree, r.decided)}{_ci(lo, hi)}" if r.decided else "-"
         out.append(f"  {r.metric}: ran on {r.ran}, coverage {_pct(r.decided, n)}, agreement {agree}, "
                    f"calls {r.calls}, tokens {r.tokens}")
-    from harness.reports.analysis.selective import clopper_pearson  # noqa: PLC0415 - same layer; kept local for clarity
-
-    lo, hi = clopper_pearson(c.agree, c.decided)
+    lo, hi = c.interval
     out.append(f"  cascade: coverage {_pct(c.decided, n)}, realised agreement "
                f"{_pct(c.agree, c.decided) if c.decided else '-'}{_ci(lo, hi)}; to a person {_pct(c.escalated, n)}")
     strongest = cas.stages[-1].metric
