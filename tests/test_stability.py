@@ -74,8 +74,8 @@ def test_the_request_temperature_tells_the_judges_determinism_from_the_metrics(c
     report names its settings and says that is no evidence about its stability."""
     outcome, _ = _run(canonical, str(tmp_path), None, repeats=2)
     from harness.reports.analysis.data import load_run
-    from harness.reports.model.stability_section import NO_EVIDENCE, row
     from harness.reports.build import compute
+    from harness.reports.model.stability_section import NO_EVIDENCE, row
 
     st = compute(load_run(outcome.run_dir)).stability
     by = {s.metric: s for s in st.metrics}
