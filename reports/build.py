@@ -28,7 +28,7 @@ from harness.reports.model import (
     stats,
     team_section,
 )
-from harness.reports.model.data import load_run, metric_classes
+from harness.reports.model.data import load_run
 from harness.reports.model.divergence import DEFAULT_THRESHOLD
 from harness.reports.model.header import judge_lines, versions  # noqa: F401 - re-exported
 from harness.reports.render import html, markdown, plots
@@ -124,12 +124,11 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
 
 
 def extra_sections(data, names: dict[str, str], agreement_results: list) -> list:
-    """The agreement section, then each metric's own sections (its ``report_sections``, in display order),
+    """The agreement section, then each metric's own sections (the ``report_sections`` handler the run recorded, in display order),
     as ``harness.reports.model.blocks.Block``."""
     blocks = [agreement_section.section(data, agreement_results, names), label_estimates_block(data, names)]
-    for cls in metric_classes(data):
-        if cls.report_sections is not None:
-            blocks += cls.report_sections(data)
+    for m in data.metrics:
+        blocks += data.info[m].sections(data)
     return [b for b in blocks if b is not None]
 
 

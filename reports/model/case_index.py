@@ -8,7 +8,7 @@ import os
 
 from harness.reports.model import sections as S
 from harness.reports.model.alignment import align, units_by_case
-from harness.reports.model.divergence import in_divergence, spread
+from harness.reports.model.divergence import spread, spread_metrics
 
 CARDS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cards")
 """Where the generated metric cards live (``reports/cards/<metric>.md``)."""
@@ -28,7 +28,7 @@ def build(rep) -> dict:
     data = rep.data
     divergent = {dv.case_id for dv in rep.divergences}
     by_case = units_by_case(data)
-    compared = [m for m in data.metrics if in_divergence(m)]
+    compared = spread_metrics(data)
     metrics = [{"name": m, "short": rep.shorts[m], "display": rep.names[m], "card": card_text(m) is not None}
                for m in data.metrics]
     cases = []
