@@ -9,11 +9,11 @@ import glob
 import json
 import os
 
+from harness.metric import registry
+from harness.metric.facts import MetricFacts
 from harness.reports.model.behaviours import BY_KEY, answers, by_units
 from harness.reports.model.data import load_run
 from harness.reports.model.matrix import build
-from harness.metric import registry
-from harness.metric.facts import MetricFacts
 from harness.reports.model.orient import unit
 from harness.run.runner import RunOptions, run
 

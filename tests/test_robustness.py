@@ -134,9 +134,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
 # --- the figures ---------------------------------------------------------------------------------
 
 def _figures(metric, cases, upstream=None):
-    from harness.reports.model import robustness as R
     from harness.metric import registry
     from harness.metric.facts import MetricFacts
+    from harness.reports.model import robustness as R
 
     from tests.scoring import score_cases
 
