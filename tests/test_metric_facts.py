@@ -156,3 +156,15 @@ def test_only_the_fallback_reads_the_registry_in_reports():
                     found[rel] = lines
     assert FALLBACK in found   # the scan sees it (else it would pass by seeing nothing)
     assert set(found) - {FALLBACK, CARDS} == set(), found
+
+
+def test_the_stored_spec_reads_back_as_a_typed_record(stored):
+    store = RunStore.open(stored)
+    try:
+        raw, spec = store.spec(), store.run_spec()
+    finally:
+        store.close()
+    assert spec.to_json() == raw   # every key the run wrote, typed and back
+    assert spec.run_id == "facts" and spec.is_reference and spec.judge.kind == "reference"
+    assert spec.metric_names == tuple(METRICS) and spec.cases.n == len(load_run(stored).case_ids)
+    assert spec.metrics[0].display_name == registry.get(METRICS[0]).display_name and spec.other == {}

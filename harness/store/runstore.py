@@ -35,6 +35,7 @@ from dataclasses import asdict
 from harness.cases.load import case_digest, case_to_json
 from harness.core.records import CellResult, Ledger
 from harness.core.redact import scrub
+from harness.core.runspec import RunSpec
 from harness.core.vocab import FINISHED
 from harness.store import drift, repeats
 from harness.store import facts as facts_table
@@ -190,6 +191,10 @@ class RunStore:
 
     def spec(self) -> dict:
         return self.meta("spec") or {}
+
+    def run_spec(self) -> RunSpec:
+        """The run spec as a typed record (:class:`harness.core.runspec.RunSpec`)."""
+        return RunSpec.from_json(self.spec())
 
     def write_metric_facts(self, every) -> None:
         """Keep the facts of the run's metrics (:class:`harness.metric.facts.MetricFacts`; :mod:`harness.store.facts`)."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from harness.cases.load import CaseFileError, case_digest, load_cases, parse_case
 from harness.core.records import Case
+from harness.core.runspec import RunSpec
 from harness.core.vocab import CELL_STATUSES
 from harness.metric.facts import MetricFacts
 from harness.store.repeats import all_cells
@@ -50,12 +51,17 @@ class RunData:
     """DataFrame of every repeat's cells (column ``repeat``) when the run has ``--repeats``; else None."""
 
     @property
+    def run_spec(self) -> RunSpec:
+        """The spec as a typed record (read from ``spec`` on each call: a report may set its prices)."""
+        return RunSpec.from_json(self.spec)
+
+    @property
     def run_id(self) -> str:
-        return str(self.spec.get("run_id") or os.path.basename(os.path.abspath(self.run_dir)))
+        return str(self.run_spec.run_id or os.path.basename(os.path.abspath(self.run_dir)))
 
     @property
     def is_reference(self) -> bool:
-        return (self.spec.get("judge") or {}).get("kind", "reference") == "reference"
+        return self.run_spec.is_reference
 
     def cell(self, case_id: str, metric: str):
         """The cell row (a pandas Series) or None."""
