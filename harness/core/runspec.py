@@ -46,12 +46,16 @@ class MetricEntry:
     """One metric of the run as the spec names it (its full facts: :class:`harness.metric.facts.MetricFacts`)."""
 
     name: str
+    """Registered name, e.g. ``ragas.faithfulness``."""
     version: str = "?"
+    """The adapter's version."""
     vendor: str = ""
     display_name: str = ""
     unit: str = "?"
+    """What one unit of judgement is."""
     higher_is_better: bool = True
     packages: tuple[str, ...] = ()
+    """The vendor distributions that compute it."""
 
 
 _KNOWN = ("run_id", "created", "cases", "metrics", "judge", "cache", "embeddings", "metric_args", "faults",
@@ -71,6 +75,7 @@ class RunSpec:
     """
 
     run_id: str | None = None
+    """The run's id (its directory's name under the runs folder)."""
     created: str | None = None
     """When the run started (``%Y-%m-%dT%H:%M:%S%z``)."""
     cases: CasesRef = CasesRef()
