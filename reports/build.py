@@ -124,8 +124,8 @@ def compute(data, threshold: float = DEFAULT_THRESHOLD, labels=None) -> Report:
 
 
 def extra_sections(data, names: dict[str, str], agreement_results: list) -> list:
-    """The agreement section, then each metric's own sections (the ``report_sections`` handler the run recorded, in display order),
-    as ``harness.reports.model.blocks.Block``."""
+    """The agreement section, then each metric's own sections (the ``report_sections`` handler the run recorded, in
+    display order), as ``harness.reports.model.blocks.Block``."""
     blocks = [agreement_section.section(data, agreement_results, names), label_estimates_block(data, names)]
     for m in data.metrics:
         blocks += data.info[m].sections(data)

@@ -62,7 +62,8 @@ def test_the_citation_answer_is_the_units_answer(span_and_similarity):
     data = span_and_similarity
     cells = build(data)
     case = next(c for c in data.cases.values() if BY_KEY["checks-citation"].matches(c))
-    got = {m: {a.probe.key: a.answer for a in answers(cells, m, [case], data.units, span=data.info[m].scale)} for m in data.metrics}
+    got = {m: {a.probe.key: a.answer for a in answers(cells, m, [case], data.units, span=data.info[m].scale)}
+           for m in data.metrics}
     # similarity: the misattributed sentence passes (its unit is supported), so it does not notice, 0.50 or not
     assert by_units(BY_KEY["checks-citation"], case, "baseline.similarity", data.units) == "no"
     assert got["baseline.similarity"]["checks-citation"] == "no"

@@ -94,7 +94,7 @@ def test_a_report_follows_the_stored_facts_not_todays_adapters(stored, tmp_path)
     with pytest.raises(ValueError, match="a lower score is better"):   # the gate reads the recorded direction
         gate.bounds([("inhouse.span", 0.5)], [], data)
     built = build(run_dir, str(tmp_path / "out"))
-    lenient = "counts that as faithful"   # the reason deepeval.faithfulness's own credit rule gives a borderline verdict
+    lenient = "counts that as faithful"   # deepeval.faithfulness's own credit rule, said of a borderline verdict
     assert any(lenient in d.reason for d in build(stored, str(tmp_path / "was")).report.divergences)
     assert not any(lenient in d.reason for d in built.report.divergences)   # the recorded rule counts it against
     md = open(built.md_path, encoding="utf-8").read()

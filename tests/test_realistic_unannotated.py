@@ -208,7 +208,8 @@ def test_every_divergence_reason_is_true_to_the_stored_verdicts(bare_run, store_
             from harness.reports.model.reasons import credit
 
             f = rep.data.info
-            assert credit(row, dv.low[0], f) is not None and credit(row, dv.low[0], f) < (credit(row, dv.high[0], f) or 1.0)
+            low = credit(row, dv.low[0], f)
+            assert low is not None and low < (credit(row, dv.high[0], f) or 1.0)
         if "judge also said supported" in dv.reason:
             assert any(r.startswith("supported (") for r in why.cited[dv.low[0]])
     print(f"\ndivergences: {len(rep.divergences)}; kinds {sorted({d.rule for d in rep.divergences})}; "

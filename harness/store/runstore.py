@@ -197,7 +197,8 @@ class RunStore:
         return RunSpec.from_json(self.spec())
 
     def write_metric_facts(self, every) -> None:
-        """Keep the facts of the run's metrics (:class:`harness.metric.facts.MetricFacts`; :mod:`harness.store.facts`)."""
+        """Keep the facts of the run's metrics (:class:`harness.metric.facts.MetricFacts`; see
+        :mod:`harness.store.facts`)."""
         with self._transaction() as cur:
             facts_table.write(cur, every)
 

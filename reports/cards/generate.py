@@ -112,7 +112,8 @@ def _how_to_use(data, cells, metric, text) -> list[str]:
 
 def _examples(data, cells, metric) -> list[str]:
     rows = [[m(a.probe.text), f"**{m(a.answer)}**", m(a.case_id), m(a.value)]
-            for a in answers(cells, metric, _cases(data), data.units, span=data.info[metric].scale) if a.probe.group == "behaviour"]
+            for a in answers(cells, metric, _cases(data), data.units, span=data.info[metric].scale)
+            if a.probe.group == "behaviour"]
     every = []
     for cid in data.case_ids:
         case, cell = data.cases.get(cid), cells[(cid, metric)]

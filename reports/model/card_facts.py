@@ -1,7 +1,7 @@
 """Facts a metric card states, each read from a run or from the metric's class (the card generator passes
-the installed class, :mod:`harness.reports.cards.generate`), never typed by hand: the metric's row of the reference label table, the verdicts its
-units got per annotation label, judge calls per answer from the ledger, and the shims and notes its
-class declares."""
+the installed class, :mod:`harness.reports.cards.generate`), never typed by hand: the metric's row of the
+reference label table, the verdicts its units got per annotation label, judge calls per answer from the
+ledger, and the shims and notes its class declares."""
 from __future__ import annotations
 
 import os

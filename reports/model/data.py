@@ -190,7 +190,8 @@ def metric_facts(spec: dict, scored, recorded: dict[str, MetricFacts]) -> tuple[
     entries = {m["name"]: m for m in spec.get("metrics") or []}
     present = list(dict.fromkeys(list(entries) + list(dict.fromkeys(scored))))
     missing = [m for m in present if m not in recorded]
-    info = {**{m: recorded[m] for m in present if m in recorded}, **(registry_facts(missing, entries) if missing else {})}
+    info = {m: recorded[m] for m in present if m in recorded}
+    info.update(registry_facts(missing, entries) if missing else {})
     order = sorted(present, key=lambda m: info[m].sort_key)
     return order, {m: info[m] for m in order}
 
@@ -212,7 +213,8 @@ def registry_facts(metrics: list[str], entries: dict[str, dict]) -> dict[str, Me
         if cls is not None:
             f = MetricFacts.of(cls)
         elif declared is not None:
-            f = MetricFacts(m, score_range=tuple(declared.score_range), higher_is_better=bool(declared.higher_is_better))
+            f = MetricFacts(m, score_range=tuple(declared.score_range),
+                            higher_is_better=bool(declared.higher_is_better))
         else:   # the direction as the spec recorded it, where no class declares one
             f = MetricFacts(m, higher_is_better=bool(e.get("higher_is_better", True)))
         out[m] = replace(f, display_name=e.get("display_name", m), unit=e.get("unit", "?"),

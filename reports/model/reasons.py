@@ -252,7 +252,8 @@ def case_reason(rows, pair: tuple[str, str], scores: dict | None = None, names: 
             if hi_whole:   # only a top rating of the whole answer stands for every row
                 if any(weight(facts, hi, u.verdict, u.raw_verdict) != 1.0 for u in _whole(rows, hi)):
                     break
-                got = explain_pair(row, lo, hi, names, i, whole=_whole(rows, hi), facts=facts) if cl is not None else None
+                got = (explain_pair(row, lo, hi, names, i, whole=_whole(rows, hi), facts=facts)
+                       if cl is not None else None)
                 g = 1.0 - cl if got is not None else 0.0
             else:
                 got = explain_pair(row, lo, hi, names, i, facts=facts)
