@@ -90,13 +90,21 @@ class MetricFacts:
                    tuple(metric.vendor_packages or ()), handler)
 
     def sections(self, data) -> list:
-        """The metric's own report sections of a run (``data``: a loaded run), by its recorded handler."""
+        """The metric's own report sections of a run (``data``: a loaded run), by its recorded handler; none when
+        that handler is not installed here (a report of an old run must not need the adapter).
+
+        >>> MetricFacts("x", report_sections="no_such_module_xyz:C.report_sections").sections(None)
+        []
+        """
         if self.report_sections is None:
             return []
         module, _, path = self.report_sections.partition(":")
-        fn = importlib.import_module(module)
-        for part in path.split("."):
-            fn = getattr(fn, part)
+        try:
+            fn = importlib.import_module(module)
+            for part in path.split("."):
+                fn = getattr(fn, part)
+        except (ImportError, AttributeError):
+            return []
         return fn(data)
 
     def to_json(self) -> dict:
