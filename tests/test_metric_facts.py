@@ -101,6 +101,24 @@ def test_a_report_follows_the_stored_facts_not_todays_adapters(stored, tmp_path)
     assert "Span As Recorded" in md and "span-rec" in md
 
 
+def recorded_section(data) -> list:
+    """A report-section handler for the test below (the store names it; no metric class does)."""
+    from harness.reports.model.blocks import Block
+
+    return [Block("recorded-section", "Section The Run Recorded", [f"{len(data.case_ids)} cases"])]
+
+
+def test_the_report_calls_the_section_handler_the_run_recorded(stored, tmp_path):
+    from harness.reports.build import build
+
+    assert all(load_run(stored).info[m].report_sections is None for m in METRICS)
+    run_dir = _copy(stored, tmp_path)
+    _sql(run_dir, ("UPDATE metric_facts SET report_sections = ? WHERE metric = ?",
+                   (f"{__name__}:recorded_section", "inhouse.span")))
+    md = open(build(run_dir, str(tmp_path / "out")).md_path, encoding="utf-8").read()
+    assert "Section The Run Recorded" in md
+
+
 def test_an_older_store_reports_by_the_installed_adapters(stored, tmp_path):
     from harness.reports.build import build
 
