@@ -9,10 +9,12 @@ import glob
 import json
 import os
 
+from harness.metric import registry
+from harness.metric.facts import MetricFacts
 from harness.reports.analysis.behaviours import BY_KEY, answers, by_units
 from harness.reports.analysis.data import load_run
 from harness.reports.analysis.matrix import build
-from harness.reports.analysis.orient import scale, unit
+from harness.reports.analysis.orient import unit
 from harness.run.runner import RunOptions, run
 
 import pytest
@@ -33,13 +35,13 @@ def _number(value: str) -> float | None:
 def test_every_answer_agrees_with_the_value_beside_it(path):
     doc = json.load(open(path, encoding="utf-8"))
     metric = doc["metric"]
-    span = scale(metric)
+    span = MetricFacts.of(registry.declared(metric)).scale   # the card's metric may install alone
     checked = 0
     for key, fact in doc["facts"].items():
         probe, v = BY_KEY.get(key), _number(fact["value"])
         if probe is None or v is None or fact["answer"] not in ("yes", "no", "partly"):
             continue
-        from_score = probe.answer(unit("", v, span))
+        from_score = probe.answer(unit(span, v))
         if probe.by_units:   # the metric's units decide; a score can fall for another reason, never rise with it
             if fact["answer"] == "yes":
                 assert from_score == "yes", f"{metric} {key}: noticed, yet the value {fact['value']} is not lowered"
@@ -60,7 +62,8 @@ def test_the_citation_answer_is_the_units_answer(span_and_similarity):
     data = span_and_similarity
     cells = build(data)
     case = next(c for c in data.cases.values() if BY_KEY["checks-citation"].matches(c))
-    got = {m: {a.probe.key: a.answer for a in answers(cells, m, [case], data.units)} for m in data.metrics}
+    got = {m: {a.probe.key: a.answer for a in answers(cells, m, [case], data.units, span=data.info[m].scale)}
+           for m in data.metrics}
     # similarity: the misattributed sentence passes (its unit is supported), so it does not notice, 0.50 or not
     assert by_units(BY_KEY["checks-citation"], case, "baseline.similarity", data.units) == "no"
     assert got["baseline.similarity"]["checks-citation"] == "no"

@@ -192,7 +192,7 @@ def test_every_divergence_reason_is_true_to_the_stored_verdicts(bare_run, store_
     for dv in rep.divergences:
         mine = cells[cells["case_id"] == dv.case_id]
         flags = {m: tuple(json.loads(f)) for m, f in zip(mine["metric"], mine["flags"])}
-        why = case_reason(dv.rows, (dv.low[0], dv.high[0]), dv.scores, names, flags)
+        why = case_reason(dv.rows, (dv.low[0], dv.high[0]), dv.scores, names, flags, facts=rep.data.info)
         assert (why.kind, why.text) == (dv.rule, dv.reason)
         assert dv.rule in KINDS or dv.rule == "unexplained"
         assert "Human label" not in dv.reason
@@ -207,7 +207,9 @@ def test_every_divergence_reason_is_true_to_the_stored_verdicts(bare_run, store_
         if dv.rule == "judgement":   # both judged the row, and the lower metric credited it less
             from harness.reports.analysis.reasons import credit
 
-            assert credit(row, dv.low[0]) is not None and credit(row, dv.low[0]) < (credit(row, dv.high[0]) or 1.0)
+            f = rep.data.info
+            low = credit(row, dv.low[0], f)
+            assert low is not None and low < (credit(row, dv.high[0], f) or 1.0)
         if "judge also said supported" in dv.reason:
             assert any(r.startswith("supported (") for r in why.cited[dv.low[0]])
     print(f"\ndivergences: {len(rep.divergences)}; kinds {sorted({d.rule for d in rep.divergences})}; "

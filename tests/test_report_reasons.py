@@ -3,12 +3,29 @@ one table row per situation, each with the kind it must name, plus the alignment
 from __future__ import annotations
 
 from harness.core.records import Annotation, Case, Claim, Context
+from harness.metric import registry
+from harness.metric.facts import MetricFacts
 from harness.reports.analysis.alignment import Mark, Row, Unit, align
 from harness.reports.analysis.reasons import KINDS, case_reason, credit, explain_case, explain_row, row_disagrees
 
 import pytest
 
 CTX = (Context("1", "Bake at 350 F."), Context("2", "Cool on a rack."))
+
+
+class Facts(dict):
+    """metric -> its facts as the installed adapter declares them (a name no adapter declares: the default rules)."""
+
+    def __missing__(self, metric):
+        try:
+            got = MetricFacts.of(registry.get(metric))
+        except registry.UnknownMetric:
+            got = MetricFacts(metric)
+        self[metric] = got
+        return got
+
+
+FACTS = Facts()
 
 
 def row(label, kind="claim", shared=(), **verdicts):
@@ -62,7 +79,7 @@ CASES = [
 
 @pytest.mark.parametrize("r,pair,kind,words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_reason_kind_and_what_it_cites(r, pair, kind, words):
-    got = case_reason([r], pair)
+    got = case_reason([r], pair, facts=FACTS)
     assert got.kind == kind and got.text.startswith(f"{kind}: ")
     for w in words:
         assert w in got.text
@@ -72,13 +89,13 @@ def test_reason_kind_and_what_it_cites(r, pair, kind, words):
 
 def test_no_reason_when_the_lower_metric_does_not_give_less_credit():
     agree = row("supported", inhouse__span=(S, "supported"), ragas__faithfulness=(S, "1"))
-    assert case_reason([agree], ("inhouse.span", "ragas.faithfulness")).kind == "unexplained"
+    assert case_reason([agree], ("inhouse.span", "ragas.faithfulness"), facts=FACTS).kind == "unexplained"
 
 
 def test_credit_follows_each_scoring_rule():
     r = row("not_found", deepeval__faithfulness=(A, "borderline"), deepeval__faithfulness_penalized=(A, "borderline"),
             trulens__groundedness=(A, "1/3"), ragas__faithfulness=(X, "x"))
-    assert [credit(r, m) for m in ("deepeval.faithfulness", "deepeval.faithfulness_penalized",
+    assert [credit(r, m, FACTS) for m in ("deepeval.faithfulness", "deepeval.faithfulness_penalized",
                                    "trulens.groundedness", "ragas.faithfulness")] == [1.0, 0.0, 0.333, None]
 
 
@@ -86,7 +103,7 @@ def test_no_claims_is_coverage_and_names_are_used():
     case = Case("e", "q", CTX, "", Annotation((), True, False))
     kind, text = explain_case([], ("trulens.groundedness", "deepeval.faithfulness"), case,
                               flags={"deepeval.faithfulness": ("no_claims_scored_1",)},
-                              names={"deepeval.faithfulness": "DeepEval Faithfulness"})
+                              names={"deepeval.faithfulness": "DeepEval Faithfulness"}, facts=FACTS)
     assert kind == "coverage" and "DeepEval Faithfulness judged no unit" in text and "no_claims_scored_1" in text
 
 
@@ -95,7 +112,7 @@ def test_whole_answer_rating_against_claim_scores():
     whole = Row("answer", "the whole answer", (0, 4))
     whole.marks["ragas.response_groundedness"] = [Mark(Unit("ragas.response_groundedness", 0, "a", A, "1", "judge"))]
     got = case_reason([r, whole], ("ragas.response_groundedness", "deepeval.faithfulness"),
-                      {"ragas.response_groundedness": 0.5})
+                      {"ragas.response_groundedness": 0.5}, facts=FACTS)
     assert got.kind == "definition" and "rates the whole answer" in got.text and "(score 0.50)" in got.text
     assert "counting 'borderline'" in got.text
 
@@ -106,12 +123,12 @@ def test_kinds_are_the_four():
 
 def test_row_disagreement():
     agree = row("supported", inhouse__span=(S, "supported"), ragas__faithfulness=(S, "1"))
-    assert not row_disagrees(agree, ["inhouse.span", "ragas.faithfulness"])
+    assert not row_disagrees(agree, ["inhouse.span", "ragas.faithfulness"], FACTS)
     lenient = row("not_found", deepeval__faithfulness=(A, "borderline"), inhouse__span=(U, "not_found"))
-    assert row_disagrees(lenient, ["deepeval.faithfulness", "inhouse.span"])
-    assert explain_row(lenient, ["inhouse.span", "deepeval.faithfulness"]).startswith("definition: ")
+    assert row_disagrees(lenient, ["deepeval.faithfulness", "inhouse.span"], FACTS)
+    assert explain_row(lenient, ["inhouse.span", "deepeval.faithfulness"], facts=FACTS).startswith("definition: ")
     partial = row("inference", trulens__groundedness=(A, "2/3"))
-    assert row_disagrees(partial, ["trulens.groundedness"])
+    assert row_disagrees(partial, ["trulens.groundedness"], FACTS)
 
 
 def test_alignment_shared_sentence_whole_answer_and_not_located():
@@ -128,7 +145,7 @@ def test_alignment_shared_sentence_whole_answer_and_not_located():
     assert all(r.marks["trulens.groundedness"][0].shared for r in rows[:2])
     assert "inhouse.span" in rows[0].marks and "inhouse.span" not in rows[1].marks   # only where it overlaps
     assert rows[2].text == "Great question!"
-    got = case_reason(rows, ("trulens.groundedness", "inhouse.span"))
+    got = case_reason(rows, ("trulens.groundedness", "inhouse.span"), facts=FACTS)
     assert got.kind == "decomposition" and "one larger unit" in got.text
 
 
@@ -140,7 +157,7 @@ def test_unannotated_case_rows_are_the_answer_sentences():
     assert [(r.kind, r.text, r.label) for r in rows] == [("sentence", "Bake at 350 F.", None),
                                                          ("sentence", "Cool it on a rack.", None)]
     assert "ragas.faithfulness" in rows[1].marks
-    r = case_reason(rows, ("ragas.faithfulness", "x"))
+    r = case_reason(rows, ("ragas.faithfulness", "x"), facts=FACTS)
     assert "Human label" not in r.text
 
 

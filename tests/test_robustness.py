@@ -134,14 +134,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
 # --- the figures ---------------------------------------------------------------------------------
 
 def _figures(metric, cases, upstream=None):
+    from harness.metric import registry
+    from harness.metric.facts import MetricFacts
     from harness.reports.analysis import robustness as R
-    from harness.reports.analysis.agreement import top_of
 
     from tests.scoring import score_cases
 
     scored = score_cases(metric, cases, upstream=upstream)
     cells = {(cid, metric): (s.result.status, s.result.score) for cid, s in scored.items()}
-    return R.metric_robustness(R.pairs({c.id: c for c in cases}, cells, metric), metric, top_of(metric))
+    return R.metric_robustness(R.pairs({c.id: c for c in cases}, cells, metric), metric,
+                               MetricFacts.of(registry.get(metric)).scale)
 
 
 def test_inhouse_under_the_reference_judge_never_flips_and_detects_every_changed_claim(canonical, variants):

@@ -284,7 +284,8 @@ class RunOption:
 @runtime_checkable
 class Metric(Protocol):
     """What every adapter class provides. Everything but ``score`` is data that the rest of the
-    project (tables, reports, cards, tests, the reference judge) reads from the registry."""
+    project (tables, cards, tests, the reference judge) reads from the registry; a run records what its
+    report reads (:class:`harness.metric.facts.MetricFacts`), and the report reads that."""
 
     name: ClassVar[str]
     """Registered name in the vendor's namespace, e.g. ``ragas.faithfulness`` (= the entry-point name)."""

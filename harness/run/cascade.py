@@ -15,6 +15,7 @@ import os
 
 from harness.cases.load import CaseSet, case_to_json
 from harness.metric import registry
+from harness.metric.facts import MetricFacts
 from harness.run.cascade_file import PERSON, Cascade, decisions
 from harness.run.rundir import check_run_id
 from harness.run.runner import RunOptions, RunOutcome, default_run_id, effective_cache_mode, run, status_counts
@@ -81,6 +82,7 @@ def run_cascade(opts: RunOptions, cascade: Cascade) -> tuple[RunOutcome, Routed]
         store.write_cases(opts.cases)
         store.write_spec(build_spec(dataclasses.replace(opts, run_id=run_id), run_id, effective_cache_mode(opts),
                                     classes))
+        store.write_metric_facts(MetricFacts.of(c) for c in classes.values())
         store.write_meta("cascade", {"file": cascade.to_json(), "ran": ran, "route": route})
         counts = status_counts(store)
     finally:

@@ -18,6 +18,7 @@ from harness.judge.pace import for_workers
 from harness.judge.reference import refuse_unannotated
 from harness.judge.upstream import DEFAULT_MAX_REPLY_BYTES, RetryPolicy
 from harness.metric import registry
+from harness.metric.facts import MetricFacts
 from harness.run.cellwork import CellTask, WorkerSpec, run_in_process, store_done
 from harness.run.keyguard import confine_key
 from harness.run.progress import Progress
@@ -182,6 +183,7 @@ def _run_locked(opts: RunOptions, run_id: str, run_dir: str, classes: dict) -> R
             store.close()
             raise ValueError(f"run {run_id!r} exists with other {key} ({old[key]}); use a new --run-id")
     store.write_spec(spec)
+    store.write_metric_facts(MetricFacts.of(c) for c in classes.values())
     store.write_cases(opts.cases)
 
     try:

@@ -1,4 +1,5 @@
-"""The run spec: what was run, with what, by which code. Written into every run's store."""
+"""The run spec: what was run, with what, by which code. Written into every run's store (as JSON; read back typed
+as :class:`harness.core.runspec.RunSpec`)."""
 from __future__ import annotations
 
 import os

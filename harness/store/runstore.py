@@ -13,6 +13,7 @@ Tables (``RunStore.open(path).cells()`` etc. return DataFrames):
 - ``units``: per-unit verdicts of each cell;
 - ``cell_drift``: per cell, the drift sentinel: vendor versions, prompt-template and reply hashes, judge
   fingerprint (:mod:`harness.store.drift`);
+- ``metric_facts``: per metric the run selected, the facts a report reads about it (:mod:`harness.store.facts`);
 - ``calls``: one row per judge request of each cell: timing, attempts, tokens, whether the reply
   carried usage and whether it fit the requested format (``reply_fit``), the cache key, the error,
   and ``step``: the json_schema name, else the first 60 characters of the request's last user message
@@ -34,8 +35,10 @@ from dataclasses import asdict
 from harness.cases.load import case_digest, case_to_json
 from harness.core.records import CellResult, Ledger
 from harness.core.redact import scrub
+from harness.core.runspec import RunSpec
 from harness.core.vocab import FINISHED
 from harness.store import drift, repeats
+from harness.store import facts as facts_table
 from harness.store.readonly import connect_readonly
 
 SCHEMA = """
@@ -119,6 +122,7 @@ class RunStore:
             self.db.executescript(SCHEMA)
             self.db.executescript(repeats.schema(SCHEMA))
             self.db.executescript(drift.SCHEMA)
+            self.db.executescript(facts_table.SCHEMA)
             self._add_columns()
         except sqlite3.Error as e:
             raise StoreWriteError(path, e) from None
@@ -187,6 +191,20 @@ class RunStore:
 
     def spec(self) -> dict:
         return self.meta("spec") or {}
+
+    def run_spec(self) -> RunSpec:
+        """The run spec as a typed record (:class:`harness.core.runspec.RunSpec`)."""
+        return RunSpec.from_json(self.spec())
+
+    def write_metric_facts(self, every) -> None:
+        """Keep the facts of the run's metrics (:class:`harness.metric.facts.MetricFacts`; see
+        :mod:`harness.store.facts`)."""
+        with self._transaction() as cur:
+            facts_table.write(cur, every)
+
+    def metric_facts(self) -> dict:
+        """metric -> its recorded :class:`harness.metric.facts.MetricFacts` ({} for a store written before them)."""
+        return facts_table.read(self.db)
 
     # --- cases -------------------------------------------------------------------------------
 

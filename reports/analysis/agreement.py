@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from harness.core.spans import overlaps
 from harness.reports.analysis import agreement_stats as A
 from harness.reports.analysis.intervals import honest, honest_auroc
-from harness.reports.analysis.orient import oriented, scale
+from harness.reports.analysis.orient import oriented
 
 TARGETS = {"hallucinated": ("not_found", "contradicted"),
            "not_attributable": ("not_found", "contradicted", "inference")}
@@ -136,20 +136,16 @@ def compute(data, resamples: int = A.RESAMPLES) -> list[MetricAgreement]:
                 excluded[status] = excluded.get(status, 0) + 1
                 continue
             ids.append(cid)
-            scores.append(oriented(m, float(cell.score)))   # lower-is-better scores turned round
+            scores.append(oriented(data.info[m].scale, float(cell.score)))   # lower-is-better scores turned round
         top = _top(data, m)
         answers = {t: figures([answer_truth(data.cases[c], t) for c in ids], scores, top, resamples) for t in TARGETS}
         out.append(MetricAgreement(m, len(labelled), excluded, answers, _claim_level(data, m, ids, resamples)))
     return out
 
 
-def top_of(metric: str) -> float:
-    """The top of the metric's score range: an answer below it is called ungrounded."""
-    return _top(None, metric)
-
-
 def _top(data, metric: str) -> float:
-    return scale(metric)[1]
+    """The top of the metric's score range: an answer below it is called ungrounded."""
+    return data.info[metric].scale[1]
 
 
 def _claim_level(data, metric: str, ids: list[str], resamples: int) -> dict[str, Figures]:
@@ -181,7 +177,7 @@ def _claim_level(data, metric: str, ids: list[str], resamples: int) -> dict[str,
 def reading(data) -> str:
     """What the figures mean under this run's judge."""
     if data.is_reference:
-        unjudged = [m for m in data.metrics if not getattr(data.info[m].cls, "uses_judge", True)]
+        unjudged = [m for m in data.metrics if not data.info[m].uses_judge]
         model = (f" The verdicts of {', '.join(unjudged)} come from no judge (e.g. an embedding model's "
                  "similarity), not from the labels, so their figures are that method's own." if unjudged else "")
         return ("Judge: reference (annotation-driven). These figures are each definition's ceiling: the agreement "

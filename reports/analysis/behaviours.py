@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from harness.core import vocab
-from harness.reports.analysis.orient import scale, unit
+from harness.reports.analysis.orient import unit
 
 EPS = 1e-9
 
@@ -153,7 +153,7 @@ def answer(probe: Probe, cell, case_id: str = "", span: tuple[float, float, bool
         status = cell.status if cell is not None else "missing"
         return Answer(probe, no_score(status), cell.label if cell else "-", cell.reason if cell else None,
                       case_ids=ids)
-    return Answer(probe, probe.answer(unit("", cell.score, span)), cell.label, None, tuple(cell.flags), ids)
+    return Answer(probe, probe.answer(unit(span, cell.score)), cell.label, None, tuple(cell.flags), ids)
 
 
 WHOLE_UNITS = ("answer", "judge")
@@ -249,12 +249,13 @@ def showing(cases) -> dict[str, list]:
     return out
 
 
-def answers(cells: dict, metric: str, cases, units=None, shown: dict | None = None) -> list[Answer]:
+def answers(cells: dict, metric: str, cases, units=None, shown: dict | None = None, *,
+            span: tuple[float, float, bool]) -> list[Answer]:
     """Every probe some case of ``cases`` (Case objects, in run order) shows, answered for ``metric``; ``units`` (the
     run's units table) lets a probe about one claim read the metric's own verdict on it (:attr:`Probe.by_units`);
-    ``shown``: :func:`showing` of ``cases``, when the caller has it already."""
+    ``shown``: :func:`showing` of ``cases``, when the caller has it already; ``span``: the metric's recorded
+    (bottom, top, higher_is_better)."""
     shown = showing(cases) if shown is None else shown
-    span = scale(metric)
     out = []
     claims = None   # the metric's claim-level units by case, read on the first probe that needs them
     for p in PROBES:

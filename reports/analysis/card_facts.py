@@ -1,21 +1,20 @@
-"""Facts a metric card states, each read from a run or from the metric's class (through the
-registry), never typed by hand: the metric's row of the reference label table, the verdicts its
-units got per annotation label, judge calls per answer from the ledger, and the shims and notes its
-class declares."""
+"""Facts a metric card states, each read from a run or from the metric's class (the card generator passes
+the installed class, :mod:`harness.reports.cards.generate`), never typed by hand: the metric's row of the
+reference label table, the verdicts its units got per annotation label, judge calls per answer from the
+ledger, and the shims and notes its class declares."""
 from __future__ import annotations
 
 import os
 from collections import Counter, defaultdict
 
-from harness.metric import registry
 from harness.metric.protocol import card_text_path
 from harness.reports.analysis.alignment import align, units_from_frame
 
 
-def reference_row(metric: str) -> tuple[dict, str] | None:
+def reference_row(cls) -> tuple[dict, str] | None:
     """The reference judge's reading of each label for this metric, and what that answer is (None:
     it reads no claim label)."""
-    reading = registry.get(metric).label_reading
+    reading = cls.label_reading
     return None if reading is None else (reading.answers, reading.meaning)
 
 
@@ -59,20 +58,20 @@ def tokens_per_answer(data, metric: str) -> tuple[float, float] | None:
     return float(df["prompt_tokens"].mean()), float(df["completion_tokens"].mean())
 
 
-def adapter_notes(metric: str) -> str | None:
+def adapter_notes(cls) -> str | None:
     """The adapter's own card notes (``card_notes`` on its class)."""
-    notes = registry.get(metric).card_notes
+    notes = cls.card_notes
     return notes.strip() if isinstance(notes, str) and notes.strip() else None
 
 
-def documented_shims(metric: str) -> list[tuple[str, str]]:
+def documented_shims(cls) -> list[tuple[str, str]]:
     """(module, text) for every shim the metric's class declares, in its order."""
-    return [(shim.where, " ".join(shim.text.split())) for shim in registry.get(metric).shims]
+    return [(shim.where, " ".join(shim.text.split())) for shim in cls.shims]
 
 
-def card_text(metric: str) -> dict[str, str]:
+def card_text(cls) -> dict[str, str]:
     """Hand-written sections from the metric's ``card_text/<metric>.md`` ("## Title" -> text)."""
-    path = card_text_path(registry.get(metric))
+    path = card_text_path(cls)
     if not os.path.isfile(path):
         return {}
     with open(path, encoding="utf-8") as fh:

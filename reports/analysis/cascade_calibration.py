@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.metric import registry
 from harness.reports.analysis import selective as S
 from harness.reports.analysis.agreement import answer_truth, is_labelled
+from harness.reports.analysis.data import metric_facts
 from harness.run.cascade_file import Cascade, Stage, decisions, default_threshold
 from harness.store.runstore import RunStore
 
@@ -107,10 +107,15 @@ def calibrate_run(store_path: str, labels: dict[str, bool], stages: list[tuple[s
                   delta: float, holdout: float = 0.5, seed: int = 0,
                   label_target: str = "hallucinated") -> Calibration:
     """Calibrate on a seeded part of the labelled answers, report on the rest (module docstring)."""
-    classes = [registry.get(m) for m, _ in stages]
-    thresholds = [t if t is not None else default_threshold(c) for c, (_, t) in zip(classes, stages)]
     store = RunStore.open(store_path)
     try:
+        scored = [r[0] for r in store.rows("SELECT DISTINCT metric FROM cells")]
+        _, facts = metric_facts(store.spec(), scored, store.metric_facts())
+        for m, _ in stages:
+            if m not in facts:
+                raise ValueError(f"--stages: {m} is not a metric of the run {store_path} (it has {', '.join(facts)})")
+        classes = [facts[m] for m, _ in stages]   # each stage's recorded range and direction
+        thresholds = [t if t is not None else default_threshold(c) for c, (_, t) in zip(classes, stages)]
         seen = [decisions(store, c, t) for c, t in zip(classes, thresholds)]
     finally:
         store.close()

@@ -10,43 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.cases.load import CaseFileError, case_digest, load_cases, parse_case
 from harness.core.records import Case
+from harness.core.runspec import RunSpec
 from harness.core.vocab import CELL_STATUSES
-from harness.metric import registry
+from harness.metric.facts import MetricFacts
 from harness.store.repeats import all_cells
 from harness.store.runstore import RunStore
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-@dataclass
-class MetricInfo:
-    """Display metadata of one metric, from the spec (and the registry when it is importable)."""
-
-    name: str
-    """Registered name, e.g. ``ragas.faithfulness``."""
-    display_name: str
-    """Human name."""
-    short_name: str
-    """Short column name."""
-    unit: str
-    """claim | statement | sentence | answer."""
-    vendor: str
-    """inhouse | ragas | deepeval | trulens."""
-    version: str
-    """Adapter version that produced the run's cells."""
-    higher_is_better: bool = True
-    """Direction of the score."""
-    cls: type | None = None
-    """The registered metric class (its rules: unit credit, sections), None when it is not installed."""
-
-
-def metric_classes(data) -> list[type]:
-    """The registered classes of a run's metrics, in display order (a metric not installed is left out)."""
-    return [data.info[m].cls for m in data.metrics if data.info[m].cls is not None]
 
 
 @dataclass
@@ -65,8 +39,8 @@ class RunData:
     """DataFrame of judge requests."""
     metrics: list[str]
     """Metric names, in display order."""
-    info: dict[str, MetricInfo]
-    """Display metadata per metric."""
+    info: dict[str, MetricFacts]
+    """What the run recorded about each metric (its rules and names; :func:`metric_facts`)."""
     case_ids: list[str]
     """Case ids, in case-file order when the file is readable."""
     cases: dict[str, Case] = field(default_factory=dict)
@@ -77,12 +51,17 @@ class RunData:
     """DataFrame of every repeat's cells (column ``repeat``) when the run has ``--repeats``; else None."""
 
     @property
+    def run_spec(self) -> RunSpec:
+        """The spec as a typed record (read from ``spec`` on each call: a report may set its prices)."""
+        return RunSpec.from_json(self.spec)
+
+    @property
     def run_id(self) -> str:
-        return str(self.spec.get("run_id") or os.path.basename(os.path.abspath(self.run_dir)))
+        return str(self.run_spec.run_id or os.path.basename(os.path.abspath(self.run_dir)))
 
     @property
     def is_reference(self) -> bool:
-        return (self.spec.get("judge") or {}).get("kind", "reference") == "reference"
+        return self.run_spec.is_reference
 
     def cell(self, case_id: str, metric: str):
         """The cell row (a pandas Series) or None."""
@@ -135,6 +114,7 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
     store = RunStore.open(path)
     try:
         spec, cells, units, calls = store.spec(), store.cells(), store.units(), store.calls()
+        recorded = store.metric_facts()
         stored = store.case_objects()
         every = all_cells(store) if _has_repeats(store) else None
     finally:
@@ -142,7 +122,7 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
     _known_statuses(path, cells)
     cells["flags"] = _parsed(cells["flags"])
     units["quotes"] = _parsed(units["quotes"])
-    metrics, info = _metrics(spec, cells)
+    metrics, info = metric_facts(spec, cells["metric"], recorded)
     if stored and cases_path is None:
         cases, order, note = _stored_cases(stored, cells)
     else:
@@ -203,24 +183,44 @@ def _known_statuses(path: str, cells) -> None:
                          f"harness does not write (known: {', '.join(CELL_STATUSES)})")
 
 
-def _metrics(spec: dict, cells) -> tuple[list[str], dict[str, MetricInfo]]:
-
+def metric_facts(spec: dict, scored, recorded: dict[str, MetricFacts]) -> tuple[list[str], dict[str, MetricFacts]]:
+    """The run's metrics (those of its spec, and ``scored``: the metric of each cell) in display order, and each
+    one's facts: as the run recorded them in its store (``recorded``), else (a store written before the facts
+    were recorded) from :func:`registry_facts`."""
     entries = {m["name"]: m for m in spec.get("metrics") or []}
-    present = list(dict.fromkeys(list(entries) + list(dict.fromkeys(cells["metric"]))))
-    order = registry.ordered(present)
-    info = {}
-    for m in order:
-        e = entries.get(m, {})
-        short, cls = m, None
+    present = list(dict.fromkeys(list(entries) + list(dict.fromkeys(scored))))
+    missing = [m for m in present if m not in recorded]
+    info = {m: recorded[m] for m in present if m in recorded}
+    info.update(registry_facts(missing, entries) if missing else {})
+    order = sorted(present, key=lambda m: info[m].sort_key)
+    return order, {m: info[m] for m in order}
+
+
+def registry_facts(metrics: list[str], entries: dict[str, dict]) -> dict[str, MetricFacts]:
+    """Facts of metrics a store recorded none for (written before the ``metric_facts`` table), from what its spec
+    says of each (``entries``: name -> the spec's entry) and the adapters installed here: the one place a report
+    reads the registry. A metric not installed here gets the spec's names and direction, the range its class
+    declares where it is declared (a vendor that installs alone), and the default rules otherwise."""
+    from harness.metric import registry  # noqa: PLC0415 - lazy: only a store written before the facts table needs it
+
+    out = {}
+    for m in metrics:
+        e, cls, declared = entries.get(m, {}), None, None
         try:
             cls = registry.get(m)
-            short = cls.short_name
         except Exception:  # noqa: BLE001 - a report of an old run must not need the adapter
-            pass
-        info[m] = MetricInfo(m, e.get("display_name", m), short, e.get("unit", "?"),
-                             e.get("vendor", m.split(".")[0]), str(e.get("version", "?")),
-                             bool(e.get("higher_is_better", True)), cls)
-    return order, info
+            declared = registry.declared(m)
+        if cls is not None:
+            f = MetricFacts.of(cls)
+        elif declared is not None:
+            f = MetricFacts(m, score_range=tuple(declared.score_range),
+                            higher_is_better=bool(declared.higher_is_better))
+        else:   # the direction as the spec recorded it, where no class declares one
+            f = MetricFacts(m, higher_is_better=bool(e.get("higher_is_better", True)))
+        out[m] = replace(f, display_name=e.get("display_name", m), unit=e.get("unit", "?"),
+                         vendor=e.get("vendor", m.split(".")[0]), version=str(e.get("version", "?")),
+                         vendor_packages=tuple(e.get("packages", f.vendor_packages)))
+    return out
 
 
 def _case_file(spec: dict, cases_path: str | None) -> str | None:

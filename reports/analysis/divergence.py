@@ -67,15 +67,10 @@ def spread(scores: dict[str, float]) -> tuple[float, tuple[str, float], tuple[st
     return round(hi[1] - lo[1], 12), lo, hi
 
 
-def in_divergence(metric: str) -> bool:
-    """Does the metric count toward the spread? Not a stand-in metric whose class says
+def spread_metrics(data) -> list[str]:
+    """The run's metrics that count toward the spread: not a stand-in metric the run recorded with
     ``in_divergence = False`` (the similarity baseline and its cascade)."""
-    try:
-        from harness.metric import registry  # noqa: PLC0415 - lazy: optional import, its absence is handled here
-
-        return bool(getattr(registry.get(metric), "in_divergence", True))
-    except Exception:  # noqa: BLE001 - a report of an old run must not need the adapter
-        return True
+    return [m for m in data.metrics if data.info[m].in_divergence]
 
 
 def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
@@ -85,21 +80,21 @@ def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
     names = {m: data.info[m].display_name for m in data.metrics}
     by_case = units_by_case(data)
     out = []
-    compared = [m for m in data.metrics if in_divergence(m)]
+    compared = spread_metrics(data)
     for pos, cid in enumerate(data.case_ids):
         scores = {m: cells[(cid, m)].score for m in compared if cells[(cid, m)].status == "scored"}
-        s = spread({m: unit(m, v) for m, v in scores.items()})   # on one scale, 1 = grounded
+        s = spread({m: unit(data.info[m].scale, v) for m, v in scores.items()})   # on one scale, 1 = grounded
         if s is None or s[0] < threshold - 1e-9:
             continue
         s = (s[0], (s[1][0], scores[s[1][0]]), (s[2][0], scores[s[2][0]]))   # shown as each metric scored it
         case = data.cases.get(cid)
         rows = align(case, by_case.get(cid, []))
         flags = {m: cells[(cid, m)].flags for m in data.metrics}
-        why = case_reason(rows, (s[1][0], s[2][0]), scores, names, flags)
+        why = case_reason(rows, (s[1][0], s[2][0]), scores, names, flags, facts=data.info)
         row_reasons = {}
         for i, r in enumerate(rows):
-            if row_disagrees(r, data.metrics):
-                row_reasons[i] = explain_row(r, data.metrics, case, names) or ""
+            if row_disagrees(r, data.metrics, data.info):
+                row_reasons[i] = explain_row(r, data.metrics, case, names, facts=data.info) or ""
         out.append((-(s[0]), pos, Divergence(cid, s[0], s[1], s[2], scores, why.text, why.kind, rows, row_reasons,
                                              why.summary)))
     return [d for _, _, d in sorted(out, key=lambda t: (t[0], t[1]))]

@@ -42,7 +42,7 @@ def from_run(data, cells) -> dict[str, dict[str, Fact]]:
     out: dict[str, dict[str, Fact]] = {}
     for m in data.metrics:
         mine = {}
-        for a in answers(cells, m, cases, data.units, shown):
+        for a in answers(cells, m, cases, data.units, shown, span=data.info[m].scale):
             scored = [c for c in a.case_ids if getattr(cells.get((c, m)), "status", "missing") != "missing"]
             if scored:
                 mine[a.probe.key] = Fact(a.probe.key, a.answer, a.value, a.case_ids, "run")

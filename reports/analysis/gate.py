@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 from harness.core.terminal import printable
-from harness.reports.analysis.orient import scale
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ def bounds(floors: list[tuple[str, float]], ceilings: list[tuple[str, float]], d
             if metric not in data.metrics:
                 raise ValueError(f"{option} {metric}: the run has no metric {metric!r}; it has "
                                  f"{', '.join(data.metrics)}")
-            if scale(metric)[2] != is_floor:
+            if data.info[metric].higher_is_better != is_floor:
                 better, wrong, other = ("lower", "floor", "--max") if is_floor else ("higher", "ceiling", "--min")
                 raise ValueError(f"{option} {metric}={value:g}: on {metric} a {better} score is better, so a "
                                  f"{wrong} is the wrong gate; use {other}{suffix} {metric}={value:g}")

@@ -18,7 +18,6 @@ from __future__ import annotations
 from harness.reports.analysis.compare import compare
 from harness.reports.analysis.gate import Outcome, bounds, holds, parse_min
 from harness.reports.analysis.matrix import build
-from harness.reports.analysis.orient import scale
 
 
 def parse_min_case(item: str) -> tuple[str, float]:
@@ -119,7 +118,7 @@ def against_baseline(data, baseline, max_drop: float) -> list[Outcome]:
         if d.diff is None:
             out.append(Outcome(name, False, "no case scored in both runs", metric=d.metric))
             continue
-        lo, hi, higher = scale(d.metric)
+        lo, hi, higher = data.info[d.metric].scale
         sign, margin = (1 if higher else -1), max_drop * (hi - lo)
         fell = [(c, a, b) for c, a, b in d.movers if sign * (b - a) < -margin]
         worst = ", ".join(f"{c} {a:.2f}->{b:.2f}" for c, a, b in fell[:5])

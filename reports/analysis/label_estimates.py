@@ -81,14 +81,14 @@ def _scored(data, metric: str, ids: list[str]):
             excluded[status] = excluded.get(status, 0) + 1
             continue
         keep.append(cid)
-        scores.append(oriented(metric, float(cell.score)))
+        scores.append(oriented(data.info[metric].scale, float(cell.score)))
     return keep, np.asarray(scores, float), excluded
 
 
 def _run_flags(data, metric: str) -> np.ndarray:
     c = data.cells[(data.cells["metric"] == metric) & (data.cells["status"] == "scored")]
     top = _top(data, metric)
-    return np.asarray([oriented(metric, float(s)) < top for s in c["score"]], bool)
+    return np.asarray([oriented(data.info[metric].scale, float(s)) < top for s in c["score"]], bool)
 
 
 def _claims(data, metric: str, ids: list[str], w: dict[str, float], boot_seed: int, resamples: int):

@@ -2,7 +2,8 @@
 
 Each alignment row (an annotated claim, or an answer sentence) holds each metric's units on it. A
 metric's *credit* on a row is what its own scoring rule (``unit_credit`` on its class,
-:class:`harness.metric.protocol.UnitCredit`) makes of those units (:func:`weight`): 1 for a supported
+:class:`harness.metric.protocol.UnitCredit`, as the run recorded it: ``facts``, metric ->
+:class:`harness.metric.facts.MetricFacts`) makes of those units (:func:`weight`): 1 for a supported
 unit, 0 for an unsupported one, k/N for a rating on a graded scale, 1 for a borderline verdict where the
 score counts it as faithful, and no credit at all for an excluded unit. A divergence reason is read off the row where the two metrics' credits differ most, and says
 which kind of difference it is:
@@ -23,12 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.metric import registry
-from harness.metric.protocol import UnitCredit
+from harness.metric.facts import MetricFacts
 
 KINDS = ("definition", "judgement", "decomposition", "coverage")
 WHOLE = ("answer", "judge")
-DEFAULT_CREDIT = UnitCredit()
 FALLBACK = "the scores differ, but no unit verdict on the aligned rows explains it (see the alignment)"
 
 
@@ -48,49 +47,34 @@ class Reason:
     """The mechanism without the case's text (the report groups divergences by it)."""
 
 
-def _cls(metric: str):
-    try:
-        return registry.get(metric)
-    except Exception:  # noqa: BLE001 - a report of a run whose metric is not installed here
-        return None
-
-
-def rule(metric: str) -> UnitCredit:
-    """The metric's own unit-credit rule (the default rule for a metric that is not installed)."""
-    return getattr(_cls(metric), "unit_credit", None) or DEFAULT_CREDIT
-
-
-def judged(metric: str) -> bool:
-    """Does a judge decide this metric's verdicts (False: e.g. an embedding similarity)?"""
-    return bool(getattr(_cls(metric), "uses_judge", True))
-
-
-def weight(metric: str, verdict: str, raw: str) -> float | None:
+def weight(facts: dict[str, MetricFacts], metric: str, verdict: str, raw: str) -> float | None:
     """How a metric's score counts one unit, by its own rule; None when it does not count it.
 
-    >>> weight("not.installed", "supported", "yes"), weight("not.installed", "ambiguous", "borderline")
-    (1.0, 0.0)
+    >>> f = {"x": MetricFacts("x")}
+    >>> weight(f, "x", "supported", "yes"), weight(f, "x", "ambiguous", "borderline"), weight(f, "x", "excluded", "")
+    (1.0, 0.0, None)
     """
-    return rule(metric)(verdict, raw)
+    return facts[metric].unit_credit(verdict, raw)
 
 
-def credit(row, metric: str) -> float | None:
+def credit(row, metric: str, facts: dict[str, MetricFacts]) -> float | None:
     """The metric's mean unit weight on the row (None: no counted unit there)."""
     marks = row.marks.get(metric)
     if not marks:
         return None
-    credit_of = rule(metric)   # looked up once per row, not once per unit (as weight() would)
+    credit_of = facts[metric].unit_credit   # looked up once per row, not once per unit (as weight() would)
     ws = [w for mk in marks if (w := credit_of(mk.unit.verdict, mk.unit.raw_verdict)) is not None]
     return sum(ws) / len(ws) if ws else None
 
 
-def counts_for(metric: str, verdicts: set[str]) -> bool | None:
+def counts_for(facts: dict[str, MetricFacts], metric: str, verdicts: set[str]) -> bool | None:
     """Does the metric count a row with these normalised verdicts in the answer's favour? None: no verdict.
 
-    >>> counts_for("not.installed", {"supported"}), counts_for("not.installed", {"supported", "unsupported"})
+    >>> f = {"x": MetricFacts("x")}
+    >>> counts_for(f, "x", {"supported"}), counts_for(f, "x", {"supported", "unsupported"})
     (True, False)
     """
-    ws = [w for v in verdicts if (w := weight(metric, v, "")) is not None]
+    ws = [w for v in verdicts if (w := weight(facts, metric, v, "")) is not None]
     return None if not ws else all(w >= 1.0 for w in ws)
 
 
@@ -123,14 +107,14 @@ def _human(row, lo: str, hi: str, cl, ch, name) -> str:
 
 
 def explain_pair(row, lo: str, hi: str, names: dict | None = None, index: int | None = None,
-                 whole: list | None = None) -> Reason | None:
+                 whole: list | None = None, *, facts: dict[str, MetricFacts]) -> Reason | None:
     """Why ``lo`` gives this row less credit than ``hi``, or None when it does not.
 
     ``whole``: ``hi``'s whole-answer units, when it rates the answer as a whole and that rating is its
     top one (it then has no unit on the row, and the rating stands for every row).
     """
     nm = lambda m: (names or {}).get(m, m)  # noqa: E731
-    cl, ch = credit(row, lo), credit(row, hi)
+    cl, ch = credit(row, lo, facts), credit(row, hi, facts)
     rl, rh = _raws(row, lo), _raws(row, hi)
     hs = f"{nm(hi)} rated it {_q(rh)}"
     if whole:
@@ -163,7 +147,7 @@ def explain_pair(row, lo: str, hi: str, names: dict | None = None, index: int | 
                        {m: (str(u.raw_verdict),), other: oraws},
                        f"{nm(m)} judges one unit spanning several claims that {nm(other)} judges apart")
     lenient = tuple(dict.fromkeys(str(mk.unit.raw_verdict) for mk in row.marks.get(hi, [])
-                                  if mk.unit.verdict == "ambiguous" and rule(hi).ambiguous >= 1.0))
+                                  if mk.unit.verdict == "ambiguous" and facts[hi].unit_credit.ambiguous >= 1.0))
     if lenient and not whole:
         return out("definition", f"{nm(hi)} rated it {_q(lenient)} and its score counts that as faithful; "
                                  f"{nm(lo)} rated it {_q(rl)} and counts it against", {hi: lenient, lo: rl},
@@ -173,7 +157,7 @@ def explain_pair(row, lo: str, hi: str, names: dict | None = None, index: int | 
         return out("definition", f"{nm(lo)}'s judge also said supported, but the metric counts a claim only with "
                                  f"a quote located in the passage: {_q(said)}; {hs}", {lo: said, hi: rh},
                        f"{nm(lo)} needs a located quote for a claim its judge called supported")
-    own = rule(lo)
+    own = facts[lo].unit_credit
     ruled = tuple(r for r in rl if r in own.raw)
     if ruled:
         return out("definition", f"{nm(lo)} {own.raw_rule} ({_q(ruled)}); {hs}", {lo: ruled, hi: rh},
@@ -183,10 +167,10 @@ def explain_pair(row, lo: str, hi: str, names: dict | None = None, index: int | 
         return out("definition", f"{nm(lo)} grades on a 0-{own.graded} scale and rated it {_q(graded)} (partial "
                                  f"credit); {hs}", {lo: graded, hi: rh},
                    f"{nm(lo)} gives partial credit on its 0-{own.graded} scale")
-    if judged(lo) and judged(hi):
+    if facts[lo].uses_judge and facts[hi].uses_judge:
         return out("judgement", f"{nm(lo)} rated it {_q(rl)}, {hs}: the same claim judged differently under their "
                                 f"prompts", {lo: rl, hi: rh}, f"{nm(lo)} and {nm(hi)} judge the same claim differently")
-    unjudged = " and ".join(nm(m) for m in (lo, hi) if not judged(m))
+    unjudged = " and ".join(nm(m) for m in (lo, hi) if not facts[m].uses_judge)
     return out("judgement", f"{nm(lo)} rated it {_q(rl)}, {hs}: the same claim read differently by their methods "
                             f"({unjudged} decides without a judge)", {lo: rl, hi: rh},
                f"{nm(lo)} and {nm(hi)} read the same claim differently (one decides without a judge)")
@@ -200,7 +184,7 @@ def _only_whole(rows, metric: str) -> bool:
     return bool(_whole(rows, metric)) and not any(r.marks.get(metric) for r in rows if r.kind not in WHOLE)
 
 
-def _whole_reason(rows, w: str, other: str, scores, nm) -> Reason:
+def _whole_reason(rows, w: str, other: str, scores, nm, facts: dict[str, MetricFacts]) -> Reason:
     """A whole-answer metric against one that scores units: its ratings, and the other's unit credits."""
     units = _whole(rows, w)
     raws = tuple(str(u.raw_verdict) for u in units)
@@ -208,12 +192,12 @@ def _whole_reason(rows, w: str, other: str, scores, nm) -> Reason:
     why = next((u.reason for u in units if u.reason), None)
     text = (f"definition: {nm(w)} rates the whole answer, not its claims: it rated it {_q(raws)}"
             f"{f' (score {score:.2f})' if score is not None else ''}{f': {_short(why, 90)}' if why else ''}")
-    counted = [(r, c) for r in rows if r.kind not in WHOLE and (c := credit(r, other)) is not None]
+    counted = [(r, c) for r in rows if r.kind not in WHOLE and (c := credit(r, other, facts)) is not None]
     cited = {w: raws}
     if counted:
         text += f"; {nm(other)} credits {sum(c for _, c in counted):g} of {len(counted)} rows"
         lenient = [(r, str(mk.unit.raw_verdict)) for r, _ in counted for mk in r.marks[other]
-                   if mk.unit.verdict == "ambiguous" and rule(other).ambiguous >= 1.0]
+                   if mk.unit.verdict == "ambiguous" and facts[other].unit_credit.ambiguous >= 1.0]
         if lenient:
             text += f", counting {_q(dict.fromkeys(x for _, x in lenient))} on '{_short(lenient[0][0].text)}' as faithful"
             cited[other] = tuple(dict.fromkeys(x for _, x in lenient))
@@ -238,14 +222,15 @@ def _human_labels(rows) -> str:
 
 
 def explain_case(rows, pair: tuple[str, str], case=None, scores: dict | None = None,
-                 names: dict | None = None, flags: dict | None = None) -> tuple[str, str]:
+                 names: dict | None = None, flags: dict | None = None, *,
+                 facts: dict[str, MetricFacts]) -> tuple[str, str]:
     """(kind, one-line reason) for why ``pair`` = (lower, higher metric) differ on a case."""
-    r = case_reason(rows, pair, scores, names, flags)
+    r = case_reason(rows, pair, scores, names, flags, facts=facts)
     return r.kind, r.text
 
 
 def case_reason(rows, pair: tuple[str, str], scores: dict | None = None, names: dict | None = None,
-                flags: dict | None = None) -> Reason:
+                flags: dict | None = None, *, facts: dict[str, MetricFacts]) -> Reason:
     """The :class:`Reason` for a divergent case: a metric that judged no unit; an answer-level rating
     against unit scores; else the row where the pair's credits differ most (answer order breaks ties);
     else the fallback."""
@@ -263,50 +248,52 @@ def case_reason(rows, pair: tuple[str, str], scores: dict | None = None, names: 
         for i, row in enumerate(rows):
             if row.kind in WHOLE or row.kind == "unaligned":
                 continue
-            cl = credit(row, lo)
+            cl = credit(row, lo, facts)
             if hi_whole:   # only a top rating of the whole answer stands for every row
-                if any(weight(hi, u.verdict, u.raw_verdict) != 1.0 for u in _whole(rows, hi)):
+                if any(weight(facts, hi, u.verdict, u.raw_verdict) != 1.0 for u in _whole(rows, hi)):
                     break
-                got = explain_pair(row, lo, hi, names, i, whole=_whole(rows, hi)) if cl is not None else None
+                got = (explain_pair(row, lo, hi, names, i, whole=_whole(rows, hi), facts=facts)
+                       if cl is not None else None)
                 g = 1.0 - cl if got is not None else 0.0
             else:
-                got = explain_pair(row, lo, hi, names, i)
-                ch = credit(row, hi)
+                got = explain_pair(row, lo, hi, names, i, facts=facts)
+                ch = credit(row, hi, facts)
                 g = ((1.0 if ch is None else ch) - cl) if got is not None else 0.0
             if got is not None and g > gap + 1e-9:
                 best, gap = got, g
     if best is not None:
         return best
     if lo_whole or hi_whole:
-        return _whole_reason(rows, lo if lo_whole else hi, hi if lo_whole else lo, scores, nm)
+        return _whole_reason(rows, lo if lo_whole else hi, hi if lo_whole else lo, scores, nm, facts)
     return Reason("unexplained", FALLBACK, None, {}, FALLBACK)
 
 
-def row_disagrees(row, metrics: list[str]) -> bool:
+def row_disagrees(row, metrics: list[str], facts: dict[str, MetricFacts]) -> bool:
     """Do the metrics with a unit on this row give it different credit (or does one not judge it)?"""
     if row.kind in WHOLE:   # answer-level units of different metrics rate different things
         return False
     present = [m for m in metrics if row.marks.get(m)]
-    got = {credit(row, m) for m in present}
+    got = {credit(row, m, facts) for m in present}
     return len(got) > 1 or any(0 < (c or 0) < 1 for c in got)
 
 
-def explain_row(row, metrics: list[str], case=None, names: dict | None = None) -> str | None:
+def explain_row(row, metrics: list[str], case=None, names: dict | None = None, *,
+                facts: dict[str, MetricFacts]) -> str | None:
     """The reason for the widest credit gap on this row between the metrics that have units on it."""
     if row.kind in WHOLE:
         return None
     present = [m for m in metrics if row.marks.get(m)]
-    counted = [m for m in present if credit(row, m) is not None]
+    counted = [m for m in present if credit(row, m, facts) is not None]
     if not counted:
         return None
-    lo = min(counted, key=lambda m: (credit(row, m), metrics.index(m)))
+    lo = min(counted, key=lambda m: (credit(row, m, facts), metrics.index(m)))
     def rank(m):   # the highest credit first; a metric with units but no credit (coverage) after those
-        c = credit(row, m)
+        c = credit(row, m, facts)
         return (-(c if c is not None else -1.0), metrics.index(m))
 
     his = sorted((m for m in present if m != lo), key=rank)
     for hi in his:
-        got = explain_pair(row, lo, hi, names)
+        got = explain_pair(row, lo, hi, names, facts=facts)
         if got is not None:
             return got.text
     return None

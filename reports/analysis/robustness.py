@@ -22,9 +22,8 @@ from dataclasses import dataclass, field, replace
 
 from harness.cases.perturb import CHANGING, EXPECT, PRESERVING, tags_of
 from harness.reports.analysis import agreement_stats as A
-from harness.reports.analysis.agreement import top_of
 from harness.reports.analysis.intervals import widen, wilson
-from harness.reports.analysis.orient import oriented, scale
+from harness.reports.analysis.orient import oriented
 
 EPS = 1e-9
 ALL = "all"
@@ -113,12 +112,14 @@ def rate(rows, hit, moved=None, resamples: int = A.RESAMPLES) -> Rate:
     return Rate(k, len(comp), lo, hi, mv, lost)
 
 
-def metric_robustness(rows, metric: str, top: float, bottom: float | None = None) -> MetricRobustness:
+def metric_robustness(rows, metric: str, span: tuple[float, float, bool], bottom: float | None = None
+                      ) -> MetricRobustness:
     """The rates of one metric from its pairs (:func:`pairs`). A meaning-changing pair whose original already
     scores the bottom of the range (``bottom``; default the metric's) cannot score lower: it is counted under
-    ``floor``, not in n."""
-    bottom = scale(metric)[0] if bottom is None else bottom
-    o = [(k, e, c, None if a is None else oriented(metric, a), None if b is None else oriented(metric, b))
+    ``floor``, not in n. ``span``: the metric's recorded (bottom, top, higher_is_better)."""
+    top = span[1]
+    bottom = span[0] if bottom is None else bottom
+    o = [(k, e, c, None if a is None else oriented(span, a), None if b is None else oriented(span, b))
          for k, e, c, a, b in rows]
     floor = {r for r in o if r[1] != "same" and r[3] is not None and r[3] <= bottom + EPS}
     o_change = [r for r in o if r not in floor]
@@ -152,7 +153,7 @@ def compute(data) -> Robustness:
     cells = {(r.case_id, r.metric): (r.status, None if r.score is None else float(r.score))
              for r in data.cells.itertuples(index=False)}
     for m in data.metrics:
-        rob.metrics.append(metric_robustness(pairs(data.cases, cells, m), m, top_of(m)))
+        rob.metrics.append(metric_robustness(pairs(data.cases, cells, m), m, data.info[m].scale))
     return rob
 
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 from harness.reports.analysis import agreement_stats as A
-from harness.reports.analysis.agreement import top_of
 from harness.reports.analysis.orient import oriented
 from harness.store.runstore import RunStore
 
@@ -102,13 +101,15 @@ def _rates(df, k: int) -> tuple[RepeatRates, ...]:
     return tuple(out)
 
 
-def metric_stability(df, metric: str, k: int, top: float) -> MetricStability:
-    """The figures of one metric from its cells of every repeat (a DataFrame with ``repeat``)."""
+def metric_stability(df, metric: str, k: int, span: tuple[float, float, bool]) -> MetricStability:
+    """The figures of one metric from its cells of every repeat (a DataFrame with ``repeat``); ``span``: its
+    recorded (bottom, top, higher_is_better)."""
+    top = span[1]
     d = df[df["metric"] == metric]
     scored = d[d["status"] == "scored"]
     by_case: dict[str, dict[int, float]] = {}
     for cid, r, s in zip(scored["case_id"], scored["repeat"], scored["score"]):
-        by_case.setdefault(cid, {})[int(r)] = oriented(metric, float(s))   # the decision read as agreement reads it
+        by_case.setdefault(cid, {})[int(r)] = oriented(span, float(s))   # the decision read as agreement reads it
     multi = {c: v for c, v in by_case.items() if len(v) >= 2}
     if not multi:
         return MetricStability(metric, 0, None, None, None, None, None, _rates(d, k))
@@ -133,7 +134,7 @@ def compute(data) -> Stability:
     if k < 2:
         return st
     settings = sampling_of(data)
-    st.metrics = [replace(metric_stability(data.repeats, m, k, top_of(m)), sampling=settings.get(m, ""))
+    st.metrics = [replace(metric_stability(data.repeats, m, k, data.info[m].scale), sampling=settings.get(m, ""))
                   for m in data.metrics]
     return st
 

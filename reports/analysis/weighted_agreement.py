@@ -94,7 +94,7 @@ def compute(data, weights: dict[str, float], resamples: int = A.RESAMPLES,
                 continue
             ids.append(cid)
             truth.append(answer_truth(data.cases[cid], TARGET))
-            pred.append(oriented(m, float(cell.score)) < top)   # lower-is-better scores turned round
+            pred.append(oriented(data.info[m].scale, float(cell.score)) < top)   # lower-is-better scores turned round
             w.append(weights[cid])
         t, p, wa = np.asarray(truth, bool), np.asarray(pred, bool), np.asarray(w, float)
         if not len(ids):

@@ -24,7 +24,7 @@ from harness.metric.protocol import card_text_path
 from harness.reports.analysis import agreement, cost, facts, frontier, stability
 from harness.reports.analysis import card_facts as F
 from harness.reports.analysis.behaviours import answers
-from harness.reports.analysis.data import load_run, metric_classes
+from harness.reports.analysis.data import load_run
 from harness.reports.analysis.matrix import build
 from harness.reports.cards.agreement import card_lines as agreement_lines
 from harness.reports.cards.robustness import card_lines as robustness_lines
@@ -42,7 +42,7 @@ DEFAULT_INPUTS = ("A case: the question, the retrieved passages (contexts) and t
 def render(data, cells, metric: str) -> str:
     """The card of one metric, from a run of the canonical set."""
     info = data.info[metric]
-    text = F.card_text(metric)
+    text = F.card_text(registry.get(metric))
     out = [f"# {info.display_name}", "", HEADER.format(card_text=_shown_path(registry.get(metric))), ""]
     out += _facts(data, metric, info) + [""]
     out += ["## Description", "", text.get("Description", registry.get(metric).definition), ""]
@@ -60,7 +60,7 @@ def render(data, cells, metric: str) -> str:
 
 
 def score_range(cls) -> str:
-    """The class's ``score_range`` in words.
+    """The ``score_range`` in words (of a metric's recorded facts, or its class).
 
     >>> class A: score_range = (1, 5)
     >>> score_range(A)
@@ -72,13 +72,13 @@ def score_range(cls) -> str:
 
 def _facts(data, metric, info) -> list[str]:
     pk = (data.spec.get("packages") or {})
-    vendor_pkg = registry.get(metric).vendor_package
+    vendor_pkg = info.vendor_package
     vendor = f"{info.vendor} ({vendor_pkg} {pk.get(vendor_pkg)})" if vendor_pkg else f"{info.vendor} (this repository)"
     calls = F.calls_per_answer(data, metric)
     lo, hi = min(n for n, _ in calls), max(n for n, _ in calls)
     rows = [["name", f"`{metric}`, adapter version {m(info.version)}"], ["vendor", m(vendor)],
             ["unit of judgement", m(info.unit)],
-            ["score", f"{score_range(registry.get(metric))}, "
+            ["score", f"{score_range(info)}, "
                       + ("higher means better grounded" if info.higher_is_better else "lower is better")],
             ["judge calls per answer", f"{calls[0][0]} for most canonical cases (from {lo} to {hi})"],
             ["reference label table", f"v{REFERENCE_VERSION} (`harness/judge/reference.py`)"]]
@@ -92,7 +92,7 @@ def _how_to_use(data, cells, metric, text) -> list[str]:
     status_line = ", ".join(f"{vocab.status(k).named} {v}" for k, v in sorted(counts.items()))
     out = ["## How to Use", "", "```", f"harness run --metrics {metric}", "```", "", "### Inputs", "",
            text.get("Inputs", DEFAULT_INPUTS), "", "### Output Values", "",
-           text.get("Output Values", f"A score from {score_range(registry.get(metric))} per answer, or a cell "
+           text.get("Output Values", f"A score from {score_range(data.info[metric])} per answer, or a cell "
                     "that is not a score: "
                     + "; ".join(f"{t.named}: {t.explain}" for k, t in vocab.STATUSES.items()
                                 if k not in ("scored", "missing"))
@@ -113,7 +113,8 @@ def _how_to_use(data, cells, metric, text) -> list[str]:
 
 def _examples(data, cells, metric) -> list[str]:
     rows = [[m(a.probe.text), f"**{m(a.answer)}**", m(a.case_id), m(a.value)]
-            for a in answers(cells, metric, _cases(data), data.units) if a.probe.group == "behaviour"]
+            for a in answers(cells, metric, _cases(data), data.units, span=data.info[metric].scale)
+            if a.probe.group == "behaviour"]
     every = []
     for cid in data.case_ids:
         case, cell = data.cases.get(cid), cells[(cid, metric)]
@@ -129,7 +130,7 @@ def _examples(data, cells, metric) -> list[str]:
 
 def _verdicts(data, metric, info, text) -> list[str]:
     out = ["## Unit of Judgement and Verdicts", "", text.get("Unit of judgement", f"One unit is one {info.unit}."), ""]
-    ref = F.reference_row(metric)
+    ref = F.reference_row(registry.get(metric))
     observed = F.observed_verdicts(data, metric)
     if ref is not None:
         mapping, what = ref
@@ -166,7 +167,7 @@ SPAN_LABELLED = (
 
 def _degenerate(data, cells, metric, text) -> list[str]:
     rows = []
-    for a in answers(cells, metric, _cases(data), data.units):
+    for a in answers(cells, metric, _cases(data), data.units, span=data.info[metric].scale):
         if a.probe.group != "degenerate":
             continue
         note = a.reason or ", ".join(a.flags)
@@ -216,14 +217,14 @@ def _trust(data, metric) -> list[str]:
     if getattr(data, "_agreement", None) is None:
         data._agreement = {a.metric: a for a in agreement.compute(data)}
     lines = agreement_lines(data, data._agreement[metric])
-    for cls in metric_classes(data):
+    for cls in map(registry.get, data.metrics):
         if cls.card_sections is not None:
             lines += cls.card_sections(data, metric)
     return lines
 
 
 def _shims(metric, text) -> list[str]:
-    shims = F.documented_shims(metric)
+    shims = F.documented_shims(registry.get(metric))
     out = ["## Shims", ""]
     if shims:
         out += ["As the metric's class declares them (`shims`):", ""]
@@ -232,7 +233,7 @@ def _shims(metric, text) -> list[str]:
         out += [text["Shims"]]
     else:
         out += ["None documented: the vendor code runs unpatched."]
-    notes = F.adapter_notes(metric)
+    notes = F.adapter_notes(registry.get(metric))
     if notes:
         out += ["", "### Adapter Notes", "", "As the adapter documents itself:", "",
                 "\n".join("> " + line if line else ">" for line in notes.splitlines())]

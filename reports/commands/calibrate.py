@@ -43,7 +43,6 @@ def run(args) -> int:
 
 def _run(args) -> int:
     from harness.cases.load import CaseFileError, load_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.metric import registry  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.reports.analysis.cascade_calibration import calibrate_run, labels_of, parse_stages  # noqa: PLC0415 - lazy
     from harness.reports.analysis.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.reports.cards.cascade import card, report_lines  # noqa: PLC0415 - lazy
@@ -54,12 +53,7 @@ def _run(args) -> int:
             raise BadInput(f"{flag} must be between 0 and 1 (exclusive), got {v}")
     if not 0.0 <= args.holdout < 1.0:
         raise BadInput(f"--holdout must be in [0, 1), got {args.holdout}")
-    stages = parse_stages(args.stages)
-    for name, _ in stages:
-        try:
-            registry.get(name)
-        except registry.UnknownMetric as e:
-            raise BadInput(f"--stages: {e}") from None
+    stages = parse_stages(args.stages)   # each a metric of the run: calibrate_run checks it against the store
     store = resolve_store(args.run, args.runs_out)
     try:
         cases = load_cases(args.labels)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from harness.reports.analysis.alignment import align, units_by_case
-from harness.reports.analysis.divergence import in_divergence, spread
+from harness.reports.analysis.divergence import spread, spread_metrics
 from harness.reports.model import sections as S
 
 CARDS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cards")
@@ -28,7 +28,7 @@ def build(rep) -> dict:
     data = rep.data
     divergent = {dv.case_id for dv in rep.divergences}
     by_case = units_by_case(data)
-    compared = [m for m in data.metrics if in_divergence(m)]
+    compared = spread_metrics(data)
     metrics = [{"name": m, "short": rep.shorts[m], "display": rep.names[m], "card": m in rep.cards}
                for m in data.metrics]
     cases = []

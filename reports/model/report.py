@@ -18,7 +18,6 @@ from harness.reports.analysis import (
     stability,
     stats,
 )
-from harness.reports.analysis.data import metric_classes
 from harness.reports.analysis.divergence import DEFAULT_THRESHOLD
 from harness.reports.model import (
     agreement_section,
@@ -158,12 +157,11 @@ def words(rep) -> None:
 
 
 def extra_sections(data, names: dict[str, str], agreement_results: list) -> list:
-    """The agreement section, then each metric's own sections (its ``report_sections``, in display order),
-    as ``harness.reports.model.blocks.Section``."""
+    """The agreement section, then each metric's own sections (the ``report_sections`` handler the run recorded, in
+    display order), as ``harness.reports.model.blocks.Section``."""
     blocks = [agreement_section.section(data, agreement_results, names), label_estimates_block(data, names)]
-    for cls in metric_classes(data):
-        if cls.report_sections is not None:
-            blocks += cls.report_sections(data)
+    for m in data.metrics:
+        blocks += data.info[m].sections(data)
     return [b for b in blocks if b is not None]
 
 

@@ -52,6 +52,6 @@ def human_and_alt(data, labels_path: str, reviewers: list[str] | None = None, ad
             for cid in order:
                 cell = data.cell(cid, m)
                 if cell is not None and cell.status == "scored":
-                    flags[cid] = oriented(m, float(cell.score)) < _top(data, m)
+                    flags[cid] = oriented(data.info[m].scale, float(cell.score)) < _top(data, m)
             alt[m] = AT.alt_test(labels, flags, resamples=resamples)
     return human, alt

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 
 from harness.reports.analysis import label_estimates as LE
-from harness.reports.analysis.agreement import _top
 from harness.reports.analysis.data import load_run
 from harness.reports.analysis.orient import oriented, unit
 from harness.reports.review import sampling, source
@@ -40,8 +39,9 @@ def disagreement(data, pair: list[str], ids: list[str]) -> dict[str, float]:
             out[cid] = 0.0
             continue
         s = [float(c.score) for c in cells]
-        flags = [oriented(m, v) < _top(data, m) for m, v in zip(pair, s)]
-        out[cid] = float(flags[0] != flags[1]) + abs(unit(pair[0], s[0]) - unit(pair[1], s[1]))
+        span = [data.info[m].scale for m in pair]
+        flags = [oriented(sp, v) < sp[1] for sp, v in zip(span, s)]
+        out[cid] = float(flags[0] != flags[1]) + abs(unit(span[0], s[0]) - unit(span[1], s[1]))
     return out
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from harness.cases.load import CaseFileError, case_to_json, load_cases
 from harness.reports.analysis.data import load_run
-from harness.reports.analysis.divergence import in_divergence, spread
+from harness.reports.analysis.divergence import spread, spread_metrics
 from harness.reports.analysis.matrix import build
 
 
@@ -49,7 +49,7 @@ def load(source: str, out: str = "reports/out") -> Source:
 def _from_run(run: str, out: str) -> Source:
     data = load_run(run, out)
     cells = build(data)
-    compared = [m for m in data.metrics if in_divergence(m)]
+    compared = spread_metrics(data)
     order = [cid for cid in data.case_ids if cid in data.cases]
     if not order:
         raise ValueError(f"run {data.run_id!r} stores no case text to review ({data.case_note or 'no cases'})")
