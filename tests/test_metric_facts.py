@@ -103,9 +103,9 @@ def test_a_report_follows_the_stored_facts_not_todays_adapters(stored, tmp_path)
 
 def recorded_section(data) -> list:
     """A report-section handler for the test below (the store names it; no metric class does)."""
-    from harness.reports.model.blocks import Block
+    from harness.reports.model.blocks import Section
 
-    return [Block("recorded-section", "Section The Run Recorded", [f"{len(data.case_ids)} cases"])]
+    return [Section("recorded-section", "Section The Run Recorded", [f"{len(data.case_ids)} cases"])]
 
 
 def test_the_report_calls_the_section_handler_the_run_recorded(stored, tmp_path):
