@@ -17,7 +17,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from harness.metric.loopback import scoped_env
+from harness.judge.loopback import scoped_env
 from harness.reports.model import mlflow_rows
 from harness.reports.model.data import load_run
 from harness.store.runstore import RunStore

@@ -1,5 +1,5 @@
 """Azure's way into the run's gateway: the process's authenticated loopback face
-(:mod:`harness.metric.loopback`), for the time of one cell.
+(:mod:`harness.judge.loopback`), for the time of one cell.
 
 Azure's prompty builds its own ``AsyncOpenAI`` client per call from the model configuration (no
 ``http_client`` can be handed to it), so it needs a real URL. Inside a run the gateway is reached
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 
-from harness.metric.loopback import face
+from harness.judge.loopback import face
 
 
 @contextlib.asynccontextmanager

@@ -14,7 +14,7 @@ How it is run (the vendor's documented usage, pointed at the cell):
   puts ``str(context)`` in the prompt, as it does with the chunks a retriever span gives).
 - MLflow's ``openai`` provider posts with ``requests`` to ``OPENAI_API_BASE`` from the environment;
   it takes no client. So for the length of the cell that base URL is the process's authenticated
-  loopback face (:mod:`harness.adapters.mlflow.relay`, :mod:`harness.metric.loopback`), and the cell's random
+  loopback face (:mod:`harness.adapters.mlflow.relay`, :mod:`harness.judge.loopback`), and the cell's random
   token goes in MLflow's own ``extra_headers=`` as ``X-Harness-Token``; the face hands the body to the
   cell's gateway URL and the gateway's answer back, byte for byte.
 - MLflow's retries are off (the one shim, :mod:`harness.adapters.mlflow._retries`); its parsing decides: a

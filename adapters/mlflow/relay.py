@@ -1,5 +1,5 @@
 """MLflow's way into the run's gateway: the process's authenticated loopback face
-(:mod:`harness.metric.loopback`), pointed at by MLflow's environment for the length of each cell.
+(:mod:`harness.judge.loopback`), pointed at by MLflow's environment for the length of each cell.
 
 MLflow's ``openai:/<model>`` judges post with ``requests.post`` to the base URL they read from the
 process environment (``OPENAI_API_BASE``, else ``OPENAI_BASE_URL``) on every call; they cannot be
@@ -10,7 +10,7 @@ handed the run's ``httpx`` client, and a run's gateway answers in-process, with 
   vendor's client is built with an explicit base URL), ``OPENAI_API_KEY`` a placeholder when unset
   (MLflow refuses to call without one), and loopback is added to ``NO_PROXY``/``no_proxy`` (``requests``
   trusts the environment's proxies). When the last MLflow cell of the process ends, every one of these
-  is put back exactly as it was (:func:`harness.metric.loopback.scoped_env`): a caller's later LiteLLM
+  is put back exactly as it was (:func:`harness.judge.loopback.scoped_env`): a caller's later LiteLLM
   or OpenAI call goes where it went before;
 - the cell goes in MLflow's own ``extra_headers=`` as the face's ``X-Harness-Token``: a random token for
   this cell alone, so no other local process can use the face (it answers 401, reading nothing);
@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from harness.metric.loopback import TOKEN_HEADER, face, scoped_env
+from harness.judge.loopback import TOKEN_HEADER, face, scoped_env
 
 HEADER = TOKEN_HEADER
 LOOPBACK = ("127.0.0.1", "localhost")
