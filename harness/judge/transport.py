@@ -32,13 +32,13 @@ import concurrent.futures
 import json
 from urllib.parse import unquote
 
-from harness.judge import gateway as gw
 from harness.judge.gateway import HEADER_NEEDED, _error, cell_of_header
+from harness.judge.gateway import ROUTES as ENDPOINTS
 from harness.judge.upstream import Cell
 
 import httpx
 
-ROUTES = {("POST", name) for name in gw.ROUTES} | {("GET", "models")}
+ROUTES = {("POST", name) for name in ENDPOINTS} | {("GET", "models")}
 """(method, route after ``/v1/``) the gateway answers: every ``POST`` through :meth:`~harness.judge.gateway.Gateway.handle`
 (its route table, :data:`harness.judge.gateway.ROUTES`), ``GET models`` through ``models_reply``."""
 
