@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from harness.cases.load import CaseSet
-from harness.judge import embeddings
+from harness.judge import embeddings, loopback, transport
 from harness.judge.faults import FaultInjector, FaultSpec
 from harness.judge.gateway import ROUTES, Gateway
 from harness.judge.responses_api import response_of
@@ -92,6 +92,7 @@ def test_every_endpoint_is_in_the_table_and_goes_through_the_one_path():
 
     out, counts = asyncio.run(go())
     assert counts["attempts"] == len(ROUTES)
+    assert loopback.ROUTES == transport.ROUTES   # the face forwards what the gateway serves, no more
     for route, ((status, reply), (ledger, calls)) in out.items():
         assert status == 200 and reply["model"] == "echo", (route, reply)
         assert ledger.calls == 1 and ledger.errors == 0 and len(calls) == 1, route

@@ -40,7 +40,8 @@ TOKEN_HEADER = "X-Harness-Token"
 MAX_REQUEST_BYTES = 16 * 2**20
 """The largest request body the face reads (a vendor's judge prompt is kilobytes)."""
 ROUTES = {("POST", "chat/completions"), ("POST", "responses"), ("POST", "embeddings"), ("GET", "models")}
-"""(method, route after ``/v1/``) the face relays."""
+"""(method, route after ``/v1/``) the face relays: what the gateway serves (:data:`harness.judge.transport.ROUTES`,
+from the gateway's route table; a test holds the two equal)."""
 READ_TIMEOUT_S = 60.0
 """How long a connection may take to send its request."""
 
