@@ -17,7 +17,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from harness.metric.loopback import scoped_env
+from harness.judge.loopback import scoped_env
 from harness.reports.analysis import mlflow_rows
 from harness.reports.analysis.data import load_run
 from harness.store.runstore import RunStore

@@ -3,7 +3,7 @@ the metric on the canonical cases, in a fresh process whose every socket connect
 is logged (the sitecustomize of ``tests/test_vendor_offline_more.py``), inside a network namespace of
 its own with only the loopback interface up (``unshare -n``, when the machine allows it), finishes every
 case (0 errors), connects to nothing but 127.0.0.1 (the cell's relay into the gateway: Azure's client
-needs a real URL, :mod:`harness.adapters.azure.relay`), and writes nothing to ``HOME`` or the working
+needs a real URL, :mod:`harness.judge.loopback`), and writes nothing to ``HOME`` or the working
 directory; the committed card is what that run makes. Runs where the vendor is installed (``.venv-azure``); elsewhere it is skipped, saying so.
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from harness.metric.loopback import MAX_REQUEST_BYTES, TOKEN_HEADER, face
+from harness.judge.loopback import MAX_REQUEST_BYTES, TOKEN_HEADER, face
 from harness.metric.protocol import Endpoint
 
 import pytest

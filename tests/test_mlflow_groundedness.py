@@ -1,4 +1,4 @@
-"""``mlflow.groundedness``: the loopback relay (what it passes on and what it keeps back) and the
+"""``mlflow.groundedness``: the loopback face as MLflow uses it (what it passes on and what it keeps back) and the
 shim (MLflow's own retries off: a judge fault reaches MLflow once and ends as an error cell, fast).
 """
 from __future__ import annotations
@@ -18,7 +18,19 @@ import pytest
 
 pytest.importorskip("mlflow.genai")
 
-from harness.adapters.mlflow.relay import HEADER, open_cell  # noqa: E402
+import contextlib  # noqa: E402
+
+from harness.adapters.mlflow.groundedness import LOOPBACK  # noqa: E402
+from harness.judge import loopback  # noqa: E402
+
+HEADER = loopback.TOKEN_HEADER
+
+
+@contextlib.contextmanager
+def open_cell(endpoint):
+    """A cell open at the face as MLflow's adapter opens it; yields the headers MLflow is given."""
+    with loopback.cell(endpoint, LOOPBACK) as opened:
+        yield opened.headers
 
 
 class _Upstream(BaseHTTPRequestHandler):
@@ -59,7 +71,7 @@ def _post(url: str, body: bytes, headers: dict) -> tuple[int, bytes]:
     return r.status_code, r.content
 
 
-def test_the_relay_passes_the_body_and_the_answer_as_they_are_and_no_header(upstream):
+def test_the_face_passes_the_body_and_the_answer_as_they_are_and_no_header(upstream):
     handler, base = upstream
     handler.status, handler.body = 503, b'{"error": {"message": "busy", "type": "x"}}'
     cell = f"{base}/cell/run%201/case%2F1/mlflow.groundedness/v1"
@@ -75,7 +87,7 @@ def test_the_relay_passes_the_body_and_the_answer_as_they_are_and_no_header(upst
     assert "X-Other" not in sent and HEADER not in sent
 
 
-def test_the_relay_refuses_a_closed_cell_and_other_routes_without_reaching_the_judge(upstream):
+def test_the_face_refuses_a_closed_cell_and_other_routes_without_reaching_the_judge(upstream):
     handler, base = upstream
     endpoint = Endpoint(f"{base}/cell/r/c/mlflow.groundedness/v1", "m")
     with open_cell(endpoint) as headers:
@@ -86,7 +98,7 @@ def test_the_relay_refuses_a_closed_cell_and_other_routes_without_reaching_the_j
     assert handler.seen == []
 
 
-def test_the_relay_points_mlflow_at_itself_while_a_cell_runs_and_puts_the_environment_back(monkeypatch):
+def test_the_face_points_mlflow_at_itself_while_a_cell_runs_and_puts_the_environment_back(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-kept")
     monkeypatch.setenv("OPENAI_API_BASE", "http://example.invalid/v1")
     monkeypatch.setenv("NO_PROXY", "corp")
@@ -134,7 +146,7 @@ def test_the_shim_is_on_the_card_and_idempotent():
 
 def test_an_mlflow_cell_through_evaluate_leaves_the_callers_environment_as_it_found_it(canonical, tmp_path,
                                                                                        monkeypatch):
-    """Issue 33.1: after an MLflow cell ``OPENAI_API_BASE`` pointed at the relay in the caller's process, so a
+    """Issue 33.1: after an MLflow cell ``OPENAI_API_BASE`` pointed at the loopback face in the caller's process, so a
     later LiteLLM call went there. Now every variable the cell set is back (unset ones unset)."""
     import harness
 

@@ -105,7 +105,7 @@ def test_a_default_run_scores_every_case_offline_and_writes_only_its_run_dir(met
 
 
 def test_mlflow_runs_offline_with_only_its_loopback_relay(tmp_path):
-    """MLflow's judge posts with ``requests`` to a URL (``adapters/mlflow/relay.py``), so its default
+    """MLflow's judge posts with ``requests`` to a URL (the loopback face, ``harness/judge/loopback.py``), so its default
     run uses one socket: to its own relay on 127.0.0.1. The namespace gets its loopback interface up
     (nothing else) and every logged event must be that: a look-up of 127.0.0.1 and connects to the
     relay; no other address, no name resolved, no file outside the run directory, 0 errors."""

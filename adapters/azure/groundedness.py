@@ -14,8 +14,8 @@ How it is run (the vendor's documented usage, pointed at the cell):
   the SDK's off), renders its template, asks for ``json_object`` and parses the reply itself.
 - Azure's client takes no ``http_client``, so inside a run it is given the URL of the process's
   authenticated loopback face into the run's gateway for the time of the cell
-  (:mod:`harness.adapters.azure.relay`); a random token in the path names the cell, and each request and
-  reply pass unchanged.
+  (:mod:`harness.judge.loopback`, as :data:`LOOPBACK` says); a random token in the path names the cell, and
+  each request and reply pass unchanged. Outside a run (a real gateway URL) the URL is given as it is.
 - The evaluator is synchronous (it runs its coroutine with ``asyncio.run`` in the calling thread), so
   the cell calls it from a worker thread.
 """
@@ -25,8 +25,8 @@ import asyncio
 import functools
 import math
 
-from harness.adapters.azure.relay import cell_url
 from harness.core.records import Case, CellResult, UnitVerdict
+from harness.judge import loopback
 from harness.metric.protocol import Endpoint, LabelReading, register
 
 CONTEXT_JOIN = "\n\n"
@@ -35,6 +35,8 @@ PASS_THRESHOLD = 3
 """Azure's default threshold: a rating at or above it is ``pass`` (``groundedness_result``)."""
 NOTHING_TO_GROUND = 3
 """Azure's rating for an answer with nothing to ground (fillers, clarifications, a refusal)."""
+LOOPBACK = loopback.Use()
+"""How Azure reaches the run's gateway: it is handed the base URL (its model configuration's ``base_url``)."""
 
 DEVIATIONS = """Deviations from stock use (each with its reason):
 
@@ -113,8 +115,8 @@ class AzureGroundedness:
     async def score(self, case: Case, endpoint: Endpoint) -> CellResult:
         from azure.ai.evaluation import GroundednessEvaluator, OpenAIModelConfiguration
 
-        async with cell_url(endpoint) as url:
-            config = OpenAIModelConfiguration(type="openai", model=endpoint.model, base_url=url,
+        with loopback.cell(endpoint, LOOPBACK) as opened:
+            config = OpenAIModelConfiguration(type="openai", model=endpoint.model, base_url=opened.base_url,
                                               api_key=endpoint.api_key)
             evaluator = GroundednessEvaluator(config)
             call = functools.partial(evaluator, query=case.question, response=case.answer,

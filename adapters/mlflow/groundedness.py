@@ -14,9 +14,10 @@ How it is run (the vendor's documented usage, pointed at the cell):
   puts ``str(context)`` in the prompt, as it does with the chunks a retriever span gives).
 - MLflow's ``openai`` provider posts with ``requests`` to ``OPENAI_API_BASE`` from the environment;
   it takes no client. So for the length of the cell that base URL is the process's authenticated
-  loopback face (:mod:`harness.adapters.mlflow.relay`, :mod:`harness.metric.loopback`), and the cell's random
-  token goes in MLflow's own ``extra_headers=`` as ``X-Harness-Token``; the face hands the body to the
-  cell's gateway URL and the gateway's answer back, byte for byte.
+  loopback face (:mod:`harness.judge.loopback`, as :data:`LOOPBACK` says), and the cell's random token
+  goes in MLflow's own ``extra_headers=`` as ``X-Harness-Token``; the face hands the body to the
+  cell's gateway URL and the gateway's answer back, byte for byte. ``OPENAI_API_KEY`` is a placeholder
+  while the cell runs when it is unset (MLflow refuses to call without one); its value stops at the face.
 - MLflow's retries are off (the one shim, :mod:`harness.adapters.mlflow._retries`); its parsing decides: a
   reply that is not JSON raises ``MlflowException`` in MLflow and the cell is that error, as in stock
   use; a ``result`` other than yes/no (MLflow passes it on as the value) is an error cell naming it.
@@ -27,12 +28,16 @@ from __future__ import annotations
 import asyncio
 
 from harness.adapters.mlflow._retries import SHIM, no_vendor_retries
-from harness.adapters.mlflow.relay import open_cell
 from harness.core.records import Case, CellResult, UnitVerdict
+from harness.judge import loopback
 from harness.metric.protocol import Endpoint, LabelReading, register
 
 SCORES = {"yes": 1.0, "no": 0.0}
 """MLflow's value -> the cell's score."""
+LOOPBACK = loopback.Use(base_env=("OPENAI_API_BASE",), key_env="OPENAI_API_KEY")
+"""How MLflow reaches the run's gateway: its ``openai`` provider reads ``OPENAI_API_BASE`` (only MLflow
+reads it: every other vendor's client is built with an explicit base URL) and will not call without
+``OPENAI_API_KEY``."""
 
 DEVIATIONS = """Deviations from stock use (each with its reason):
 
@@ -117,10 +122,10 @@ class MlflowGroundedness:
         from mlflow.genai.judges import is_grounded
 
         no_vendor_retries()
-        with open_cell(endpoint) as headers:
+        with loopback.cell(endpoint, LOOPBACK) as opened:
             feedback = await asyncio.to_thread(
                 is_grounded, request=case.question, response=case.answer, context=context_of(case),
-                model=model_uri(endpoint), extra_headers=headers)
+                model=model_uri(endpoint), extra_headers=opened.headers)
         return to_cell(case, feedback)
 
 

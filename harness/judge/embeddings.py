@@ -1,7 +1,8 @@
 """The gateway's OpenAI-compatible ``POST /v1/embeddings`` route and its upstreams.
 
-Embedding requests (the similarity baseline's and the cascade's) pass through the same gateway as
-chat completions, per cell, with the same cache and ledger. Two upstreams serve them:
+Embedding requests (the similarity baseline's and the cascade's) take the gateway's one request path
+(:meth:`harness.judge.gateway.Gateway.handle`, the ``embeddings`` entry of its route table): the cell's time
+budget, fault injection, retries, the cache and the ledger are the chat path's. Two upstreams serve them:
 
 - :class:`LocalEmbeddings` (the default, offline, with any judge): the embedded all-MiniLM-L6-v2
   int8 ONNX model of :mod:`harness.judge.minilm`;
@@ -13,13 +14,13 @@ Whichever serves, the model id sent upstream is the configured one (the adapters
 the reply names it. The cache key covers the model, the input and the output-affecting parameters
 (``dimensions``, ``encoding_format``), scoped by the upstream's identity. Transport faults (connection
 errors, timeouts, 429 and 5xx) are retried under the run's :class:`~harness.judge.upstream.RetryPolicy`; a
-reply without one vector per input is an error of that call, never cached.
+reply without one vector per input is an error of that call (:func:`response_problem`), never cached. The
+judge's pace and batch mode are the judge's: embedding calls go to their own endpoint, unpaced.
 """
 from __future__ import annotations
 
 import asyncio
 import base64
-import contextvars
 import hashlib
 import json
 import struct
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 from harness.judge.minilm import MODEL_ID, MODEL_SHA256, ModelUnavailable, shared
 from harness.judge.reference import approx_tokens
-from harness.judge.upstream import ATTEMPT, CALL_NUMBERS, Attempts, Cell, HttpEndpoint, RetryPolicy, UpstreamError
+from harness.judge.upstream import OWN_TIME, Cell, HttpEndpoint, UpstreamError
 
 EMBED_PARAMS = ("dimensions", "encoding_format")
 
@@ -123,12 +124,6 @@ def reply(vectors: list[list[float]], model: str, texts: list[str], encoding: st
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
-COMPUTE: contextvars.ContextVar[list | None] = contextvars.ContextVar("harness_embed_compute", default=None)
-"""Set by :func:`call` to a list per attempt: the embedded model appends its compute time (ms) to it, which is
-the call's time in the judge (the model runs in this process: its wait for a thread and for the model's lock
-is queueing, not the metric's own time)."""
-
-
 COSTS_KEPT = 100_000
 """How many texts' compute times :func:`_embed_timed` remembers (then it starts again: memory stays flat)."""
 _COSTS: dict[int, float] = {}
@@ -175,7 +170,7 @@ class LocalEmbeddings:
             vectors, cpu_ms = await asyncio.to_thread(_embed_timed, texts)
         except ModelUnavailable as e:
             raise UpstreamError(f"embedded embedding model unavailable: {e}", status=500, retryable=False) from None
-        timer = COMPUTE.get()
+        timer = OWN_TIME.get()   # the call's time in the judge is the model's compute
         if timer is not None:
             timer.append(cpu_ms)
         return reply(vectors, self.model, texts, body.get("encoding_format"))
@@ -203,77 +198,29 @@ def make_upstream(config: EmbedConfig | None, timeout_s: float = 120.0):
     return HttpEmbeddings(config.url, config.model, config.key_env, timeout_s)
 
 
-async def call(upstream, cell: Cell, body: dict, policy: RetryPolicy) -> Attempts:
-    """The reply, attempts, error and time in the judge (:class:`~harness.judge.upstream.Attempts`): retries
-    transport faults only, bounded by ``policy``; each attempt is numbered for fault injection as a chat
-    call's is (:data:`harness.judge.upstream.ATTEMPT`). Time in the judge: an HTTP endpoint's attempts from
-    sent to answered; the embedded model's compute time."""
-    n = len(inputs_of(body))
-    out = Attempts()
-    call_no = next(CALL_NUMBERS)
-    for attempt in range(1, policy.max_attempts + 1):
-        ATTEMPT.set((call_no, attempt))
-        out.attempts = attempt
-        timer: list[float] = []
-        COMPUTE.set(timer)
-        sent = time.perf_counter()
-        try:
-            resp = await asyncio.wait_for(upstream.embed(cell, body), timeout=policy.timeout_s)
-            problem = response_problem(resp, n)
-            if problem is None:
-                out.response, out.error = resp, None
-                return out
-            out.error = UpstreamError(f"embedding reply unusable: {problem}", status=502, retryable=False)
-            return out
-        except asyncio.TimeoutError:
-            out.error = UpstreamError(f"embedding call timed out after {policy.timeout_s:g}s", status=504)
-        except UpstreamError as e:
-            out.error = e
-            if not e.retryable:
-                return out
-        finally:
-            out.judge_ms += sum(timer) if timer else (time.perf_counter() - sent) * 1000.0
-        if attempt < policy.max_attempts:
-            await asyncio.sleep(policy.delay(attempt, out.error.retry_after))
-    return out
+def problem(body) -> str | None:
+    """Why a parsed body is not an embeddings request (the gateway answers 400), None when it is.
 
-
-async def answer(gw, cell: Cell, body, record_type, error_reply) -> tuple[int, dict]:
-    """Serve one (parsed) embeddings request of a cell for the gateway ``gw``: cache, upstream, ledger;
-    ``(HTTP status, JSON body)``. The gateway hands in its ledger record type and its error reply
-    (``CallRecord``, ``_error``), so this module does not import the gateway."""
-
-    CallRecord, _error = record_type, error_reply
-    started, t0 = time.time(), time.perf_counter()
+    >>> problem({"input": ["a"]}), problem({"input": []}), problem([])
+    (None, "'input' must be a string or a non-empty list of strings", 'request body must be a JSON object')
+    """
     if not isinstance(body, dict):
-        return _error(400, "request body must be a JSON object")
+        return "request body must be a JSON object"
     try:
         inputs_of(body)
     except ValueError as e:
-        return _error(400, str(e))
-    up = gw.embeddings
-    body = {**body, "model": up.model}   # the configured embedding model, whatever the adapter named
-    key = embedding_key(body, up.scope())
-    resp, cached, attempts, error, status, judge_ms = None, False, 0, None, 200, 0.0
-    if gw.mode in ("record", "replay"):
-        resp = gw.cache.get(key)
-        cached = resp is not None
-    if resp is None and gw.mode == "replay":
-        error, status = f"replay miss: no cached embeddings for cell {cell.label} (request {key[:12]})", 400
-    elif resp is None:
-        got = await gw.budgets.call(cell, call(up, cell, body, gw.policy))   # within the cell's time budget
-        resp, attempts, err, judge_ms = got.response, got.attempts, got.error, got.judge_ms   # (or the budget's end)
-        if err is not None:
-            error, status = str(err), err.status
-        elif gw.mode == "record":
-            gw.cache.put(key, body, resp)
-    usage = (resp or {}).get("usage") or {}
-    gw._record(cell, CallRecord(
-        cell=cell, seq=0, started=started, latency_ms=(time.perf_counter() - t0) * 1000.0, ok=error is None,
-        cached=cached, attempts=max(attempts, 1 if not cached else 0), judge_ms=judge_ms,
-        prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=0, key=key, step="embeddings",
-        error=error, usage=resp is None or "prompt_tokens" in usage,
-        reply_fit=None if resp is None else "not asked", **gw.observe(cell, "embeddings", body, resp)))
-    if error is not None:
-        return _error(status, error)
-    return 200, resp
+        return str(e)
+    return None
+
+
+def usage(resp) -> tuple[int, int, bool]:
+    """(prompt tokens, 0, usage readable) of an embeddings reply; a failed call (None) counts as read.
+
+    >>> usage({"usage": {"prompt_tokens": 3, "total_tokens": 3}}), usage({"data": []}), usage(None)
+    ((3, 0, True), (0, 0, False), (0, 0, True))
+    """
+    got = (resp or {}).get("usage") if isinstance(resp, dict) or resp is None else None
+    got = got if isinstance(got, dict) else {}
+    n = got.get("prompt_tokens")
+    tokens = int(n) if isinstance(n, (int, float)) and not isinstance(n, bool) and n >= 0 else 0
+    return tokens, 0, resp is None or "prompt_tokens" in got

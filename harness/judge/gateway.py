@@ -4,8 +4,10 @@ Each cell gets its own base URL, ``http://127.0.0.1:PORT/cell/<run>/<case>/<metr
 call is attributed to its case and metric. The gateway forwards to the upstream judge (reference or
 HTTP) through the cache and the harness's retry policy (transport faults only: a judge's reply is
 handed on as it came, its fit to the requested format recorded as an observation), and keeps a
-ledger per cell. One plain async
-function answers every request, :meth:`Gateway.handle`, reached two ways:
+ledger per cell. One plain async function answers every request of every endpoint, :meth:`Gateway.handle`:
+what differs by endpoint (the request's check, its cache key, its step label, how its reply's usage and fit
+are read, which upstream serves it) is one entry of the route table :data:`ROUTES`; the cell's time budget,
+fault injection, retries, the pace, the cache and the ledger are the same for all. It is reached two ways:
 
 - in-process (a run): :meth:`Gateway.attach` binds the gateway to the runner's event loop and the
   vendors' clients carry :class:`harness.judge.transport.GatewayTransport`, so a judge call is a function
@@ -17,14 +19,15 @@ function answers every request, :meth:`Gateway.handle`, reached two ways:
 
 Routes: chat completions, the Responses API (``/v1/responses``: forwarded as the vendor sent it, the
 judge's answer handed back as it came, a chat-only server's 404 or 400 included, so the vendor's own
-probing and fallbacks decide; :mod:`harness.judge.responses_api`), embeddings and models. In batch mode
+probing and fallbacks decide; :mod:`harness.judge.responses_api`), embeddings (:mod:`harness.judge.embeddings`)
+and models. Vendors that take a base URL and no client reach it through the loopback face
+(:mod:`harness.judge.loopback`). In batch mode
 (``--judge-batch``) the upstream is a :class:`harness.judge.batch.BatchUpstream`: a call the cache cannot answer
 waits for the provider's batch that answers it; the reference judge's server also serves the files and
 batches routes.
 
 The standalone reference judge (``harness judge serve``) is the same server with the reference
-upstream; it also accepts ``POST /v1/chat/completions`` and ``POST /v1/responses`` attributed by the
-``X-Harness-Cell`` header, which is how a run pointed at it through ``--judge-url`` names its cells.
+upstream; it also accepts ``POST /v1/<endpoint>`` attributed by the ``X-Harness-Cell`` header, which is how a run pointed at it through ``--judge-url`` names its cells.
 """
 from __future__ import annotations
 
@@ -33,17 +36,18 @@ import json
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
 from harness.cases.load import load_cases
 from harness.core.records import Ledger
+from harness.judge import embeddings as embed
 from harness.judge import template
-from harness.judge.accounting import add_call, usage_of
+from harness.judge.accounting import EMBEDDINGS_STEP, add_call, usage_of
 from harness.judge.batch import mark
 from harness.judge.budget import CellBudgets
 from harness.judge.cache import MODES, JudgeCache, is_sampled, request_key
-from harness.judge.embeddings import LocalEmbeddings, answer
 from harness.judge.replies import reply_fit
 from harness.judge.responses_api import ROUTE as RESPONSES
 from harness.judge.responses_api import chat_view, is_refusal, is_responses
@@ -134,6 +138,64 @@ def step_hint(body: dict) -> str:
     return ""
 
 
+CHAT = "chat/completions"
+
+
+def _chat_problem(body) -> str | None:
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return "request body needs a 'messages' list"
+    return None
+
+
+def _responses_problem(body) -> str | None:
+    if not is_responses(body) or not isinstance(body.get("input"), (str, list)):
+        return "request body needs an 'input' (a string or a list of messages)"
+    return None
+
+
+def _embedded_reply_problem(body: dict, resp: dict) -> str | None:
+    problem = embed.response_problem(resp, len(embed.inputs_of(body)))
+    return None if problem is None else f"embedding reply unusable: {problem}"
+
+
+@dataclass(frozen=True)
+class Route:
+    """What one endpoint of the gateway does its own way. Everything else is the one request path
+    (:meth:`Gateway.handle`): the finished-cell check, the cache, the cell's time budget, the retries and
+    fault injection (:func:`harness.judge.upstream.call_with_retries`), the pace, the batch, the ledger."""
+
+    name: str
+    """The path after ``/v1/``."""
+    problem: Callable[[object], str | None]
+    """Why a parsed body is not a request of this endpoint (answered 400), None when it is one."""
+    key: Callable[[dict, str, int | str], str]
+    """The cache key of a request: (body, the upstream's scope, the repeat index)."""
+    step: Callable[[dict], str]
+    """The ledger's label of a request."""
+    usage: Callable[[dict | None], tuple[int, int, bool]]
+    """(prompt tokens, completion tokens, usage readable) of a reply (None: the call failed)."""
+    fit: Callable[[dict, dict | None], str | None]
+    """Did the reply fit what the request asked (:attr:`CallRecord.reply_fit`)."""
+    judge: bool = True
+    """Served by the judge (``Gateway.upstream``: paced, batched, a repeat keeps its own answers); False: by
+    the embedding endpoint (``Gateway.embeddings``, its ``embed``)."""
+    reply_problem: Callable[[dict, dict], str | None] | None = None
+    """Why a 200 reply is unusable (the call's error, 502, not retried and never cached), None when it is not."""
+    refusals: bool = False
+    """The judge may refuse the endpoint itself (:func:`harness.judge.responses_api.is_refusal`): the refusal
+    is cached and replayed, and recorded as a call, not a failure."""
+
+
+ROUTES: dict[str, Route] = {r.name: r for r in (
+    Route(CHAT, _chat_problem, request_key, step_hint, usage_of, reply_fit),
+    Route(RESPONSES, _responses_problem, request_key, step_hint, usage_of, reply_fit, refusals=True),
+    Route("embeddings", embed.problem, lambda body, scope, repeat: embed.embedding_key(body, scope),
+          lambda body: EMBEDDINGS_STEP, embed.usage, lambda body, resp: "not asked", judge=False,
+          reply_problem=_embedded_reply_problem),
+)}
+"""The gateway's judge endpoints (``POST /v1/<name>``), each answered by :meth:`Gateway.handle`."""
+
+
 class Gateway:
     """Start with :meth:`start`; get cell URLs with :meth:`cell_url`; collect ledgers with :meth:`take`."""
 
@@ -205,12 +267,9 @@ class Gateway:
         from aiohttp import web  # noqa: PLC0415 - lazy: aiohttp costs ~0.2 s to import
 
         app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/cell/{run}/{case}/{metric}/v1/chat/completions", self._handle_cell)
-        app.router.add_post("/v1/chat/completions", self._handle_header)
-        app.router.add_post("/cell/{run}/{case}/{metric}/v1/responses", self._handle_responses_cell)
-        app.router.add_post("/v1/responses", self._handle_responses_header)
-        app.router.add_post("/cell/{run}/{case}/{metric}/v1/embeddings", self._handle_embed_cell)
-        app.router.add_post("/v1/embeddings", self._handle_embed_header)
+        for name in ROUTES:
+            app.router.add_post(f"/cell/{{run}}/{{case}}/{{metric}}/v1/{name}", self._http(name))
+            app.router.add_post(f"/v1/{name}", self._http(name))
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/cell/{run}/{case}/{metric}/v1/models", self._models)
         if callable(getattr(self.upstream, "batch_service", None)):   # the reference judge's batch API
@@ -375,136 +434,113 @@ class Gateway:
             opened = set(self.budgets._deadlines)
         return 0 < waiting and inflight <= waiting and opened <= busy
 
-    async def _handle_header(self, request):
-        raw = request.headers.get("X-Harness-Cell", "")
-        cell = cell_of_header(raw)
-        if cell is None:
-            return _web(_error(400, HEADER_NEEDED))
-        return _web(await self.handle(cell, await request.read()))
+    def _http(self, route: str):
+        """The aiohttp handler of ``POST /v1/<route>``: the cell from the path, else the ``X-Harness-Cell`` header."""
 
-    async def _handle_cell(self, request):
-        mi = request.match_info
-        return _web(await self.handle(Cell(mi["run"], mi["case"], mi["metric"]), await request.read()))
+        async def serve(request):
+            mi = request.match_info
+            cell = Cell(mi["run"], mi["case"], mi["metric"]) if "run" in mi else \
+                cell_of_header(request.headers.get("X-Harness-Cell", ""))
+            if cell is None:
+                return _web(_error(400, HEADER_NEEDED))
+            return _web(await self.handle(cell, await request.read(), route))
+        return serve
 
-    async def handle(self, cell: Cell, body: bytes | dict) -> tuple[int, dict]:
-        """Answer one chat-completion request of ``cell``: ``(HTTP status, JSON body)``.
+    async def handle(self, cell: Cell, body: bytes | dict, route: str = CHAT) -> tuple[int, dict]:
+        """Answer one request of ``cell`` to ``POST /v1/<route>`` (chat completions unless named; a name of
+        :data:`ROUTES`): ``(HTTP status, JSON body)``.
 
-        The one request path: the aiohttp routes and the in-process transport
-        (:mod:`harness.judge.transport`) both call it, in the gateway's event loop. ``body`` is the raw
-        request body (parsed here) or an already parsed dict."""
+        The one request path: the aiohttp routes and the in-process transport (:mod:`harness.judge.transport`)
+        both call it, in the gateway's event loop, for every endpoint. ``body`` is the raw request body
+        (parsed here) or an already parsed dict."""
+        spec = ROUTES.get(route)
+        if spec is None:
+            return _error(404, f"the harness gateway serves {', '.join(ROUTES)} and models, not {route!r}")
         if isinstance(body, (bytes, bytearray, str)):
             try:
                 body = json.loads(body)
             except (ValueError, UnicodeDecodeError):
                 return _error(400, "request body is not JSON")
-        return await self._complete(cell, body)
-
-    async def _handle_responses_header(self, request):
-        cell = cell_of_header(request.headers.get("X-Harness-Cell", ""))
-        if cell is None:
-            return _web(_error(400, HEADER_NEEDED))
-        return _web(await self.responses_reply(cell, await request.read()))
-
-    async def _handle_responses_cell(self, request):
-        mi = request.match_info
-        return _web(await self.responses_reply(Cell(mi["run"], mi["case"], mi["metric"]), await request.read()))
-
-    async def responses_reply(self, cell: Cell, body: bytes | dict) -> tuple[int, dict]:
-        """Answer one Responses API request (``POST /v1/responses``) of ``cell``: forwarded to the judge as
-        it came, answered as the judge answered (:mod:`harness.judge.responses_api`)."""
-        if isinstance(body, (bytes, bytearray, str)):
-            try:
-                body = json.loads(body)
-            except (ValueError, UnicodeDecodeError):
-                return _error(400, "request body is not JSON")
-        return await self._complete(cell, body, lambda c, b: self._answer(c, b, RESPONSES))
-
-    async def _handle_embed_header(self, request):
-        cell = cell_of_header(request.headers.get("X-Harness-Cell", ""))
-        if cell is None:
-            return _web(_error(400, HEADER_NEEDED))
-        return _web(await self.embeddings_reply(cell, await request.read()))
-
-    async def _handle_embed_cell(self, request):
-        mi = request.match_info
-        return _web(await self.embeddings_reply(Cell(mi["run"], mi["case"], mi["metric"]), await request.read()))
-
-    async def embeddings_reply(self, cell: Cell, body: bytes | dict) -> tuple[int, dict]:
-        """Answer one ``/v1/embeddings`` request of ``cell`` (:mod:`harness.judge.embeddings`): ``(status, body)``."""
-
-        if isinstance(body, (bytes, bytearray, str)):
-            try:
-                body = json.loads(body)
-            except (ValueError, UnicodeDecodeError):
-                return _error(400, "request body is not JSON")
-        if self.embeddings is None:
-            self.embeddings = LocalEmbeddings()
-        return await self._complete(cell, body, lambda c, b: answer(self, c, b, CallRecord, _error))
-
-    async def _complete(self, cell: Cell, body, answer=None):
         with self._lock:
             if cell in self._closed:
                 return _error(409, f"cell {cell.label} is finished; no more judge calls for it")
             self._inflight[cell] += 1
         try:
-            return await (answer or self._answer)(cell, body)
+            return await self._answer(cell, body, spec)
         finally:
             with self._lock:
                 self._inflight[cell] -= 1
                 if not self._inflight[cell]:
                     del self._inflight[cell]
 
-    async def _answer(self, cell: Cell, body, route: str = "chat/completions"):
+    def _upstream(self, route: Route):
+        """The upstream that serves ``route``: the judge, or the embedding endpoint (the embedded model
+        unless the run named one, made on first use)."""
+        if route.judge:
+            return self.upstream
+        if self.embeddings is None:
+            self.embeddings = embed.LocalEmbeddings()
+        return self.embeddings
+
+    async def _answer(self, cell: Cell, body, route: Route):
         started = time.time()
         t0 = time.perf_counter()
-        if route == RESPONSES:
-            if not is_responses(body) or not isinstance(body.get("input"), (str, list)):
-                return _error(400, "request body needs an 'input' (a string or a list of messages)")
-        elif not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            return _error(400, "request body needs a 'messages' list")
+        problem = route.problem(body)
+        if problem is not None:
+            return _error(400, problem)
         if body.get("stream"):
             return _error(400, "streaming is not supported by the harness gateway")
+        up = self._upstream(route)
         try:
-            scope = self.upstream.scope(cell)
+            scope = up.scope(cell) if route.judge else up.scope()
         except UpstreamError as e:
             return _error(e.status, str(e))
-        sampled = is_sampled(body) and self.mode != "live"   # the repeat index only matters to the cache
-        repeat = self._repeat_index(cell, request_key(body, scope)) if sampled else 0
-        if cell.repeat:   # --repeats: a repeat never reads another repeat's answers, temperature 0 included
-            repeat = f"r{cell.repeat}.{repeat}"
-        key = request_key(body, scope, repeat)
-        step = step_hint(body)
+        if not route.judge:
+            body = {**body, "model": up.model}   # the configured embedding model, whatever the adapter named
+        repeat = 0
+        if route.judge:
+            if is_sampled(body) and self.mode != "live":   # the repeat index only matters to the cache
+                repeat = self._repeat_index(cell, route.key(body, scope, 0))
+            if cell.repeat:   # --repeats: a repeat never reads another repeat's answers, temperature 0 included
+                repeat = f"r{cell.repeat}.{repeat}"
+        key = route.key(body, scope, repeat)
+        step = route.step(body)
         resp, cached, attempts, error, status, answered, batch, judge_ms = None, False, 0, None, 200, None, None, 0.0
         if self.mode in ("record", "replay"):
             resp = self.cache.get(key)
             cached = resp is not None
-        if cached and REFUSED in resp:   # a recorded refusal of the Responses API, answered again as it came
+        if cached and REFUSED in resp:   # a recorded refusal of the endpoint, answered again as it came
             error, status, answered, resp = resp[REFUSED]["error"], resp[REFUSED]["status"], resp[REFUSED]["body"], None
         elif resp is None and self.mode == "replay":
             error, status = (f"replay miss: no cached response for cell {cell.label} "
                              f"(request {key[:12]}, step {step!r}); rerun with --cache record"), 400
         elif resp is None:
-            batch = mark() if self.batched else None
-            res = await self.budgets.call(cell, call_with_retries(self.upstream, cell, body, self.policy,
-                                                                  pace=self.pace, left_s=self.budgets.remaining(cell)))
+            batch = mark() if self.batched and route.judge else None
+            res = await self.budgets.call(cell, call_with_retries(
+                up, cell, body, self.policy, pace=self.pace if route.judge else None,
+                left_s=self.budgets.remaining(cell), send=None if route.judge else up.embed))
             attempts, judge_ms = res.attempts, res.judge_ms
-            if res.response is not None:
+            unusable = route.reply_problem(body, res.response) \
+                if route.reply_problem and res.response is not None else None
+            if unusable is not None:
+                error, status = unusable, 502
+            elif res.response is not None:
                 resp = res.response
                 if self.mode == "record" and "x_harness_injected_fault" not in resp:  # never cache a fault
                     self.cache.put(key, body, resp)
             else:
                 error, status, answered = str(res.error), res.error.status, res.error.body
-                if self.mode == "record" and route == RESPONSES and is_refusal(status, error):
+                if self.mode == "record" and route.refusals and is_refusal(status, error):
                     self.cache.put(key, body, {REFUSED: {"status": status, "error": error, "body": answered}})
-        refused = route == RESPONSES and error is not None and is_refusal(status, error)
-        pt, ct, has_usage = usage_of(resp)
+        refused = route.refusals and error is not None and is_refusal(status, error)
+        pt, ct, has_usage = route.usage(resp)
         self._record(cell, CallRecord(
             cell=cell, seq=0, started=started, latency_ms=(time.perf_counter() - t0) * 1000.0,
             ok=error is None, cached=cached, attempts=max(attempts, 1 if not cached else 0), judge_ms=judge_ms,
             prompt_tokens=pt, completion_tokens=ct, key=key, step=step, error=error,
-            usage=has_usage, reply_fit=reply_fit(body, resp) if error is None else None, refused=refused,
+            usage=has_usage, reply_fit=route.fit(body, resp) if error is None else None, refused=refused,
             batch=batch[-1] if batch else "",
-            **self.observe(cell, route, body, resp)))
+            **self.observe(cell, route.name, body, resp)))
         if error is not None:   # the judge's own error reply, as it came, when it gave one
             return (status, answered) if answered is not None else _error(status, error)
         return 200, resp

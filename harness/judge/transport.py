@@ -33,13 +33,14 @@ import json
 from urllib.parse import unquote
 
 from harness.judge.gateway import HEADER_NEEDED, _error, cell_of_header
+from harness.judge.gateway import ROUTES as ENDPOINTS
 from harness.judge.upstream import Cell
 
 import httpx
 
-ROUTES = {("POST", "chat/completions"): "handle", ("GET", "models"): "models_reply",
-          ("POST", "embeddings"): "embeddings_reply", ("POST", "responses"): "responses_reply"}
-"""(method, route after ``/v1/``) -> the gateway method that answers it (``async (cell, body)``)."""
+ROUTES = {("POST", name) for name in ENDPOINTS} | {("GET", "models")}
+"""(method, route after ``/v1/``) the gateway answers: every ``POST`` through :meth:`~harness.judge.gateway.Gateway.handle`
+(its route table, :data:`harness.judge.gateway.ROUTES`), ``GET models`` through ``models_reply``."""
 
 _JSON = [(b"content-type", b"application/json")]
 
@@ -110,15 +111,16 @@ class GatewayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
     def _route(self, method: str, raw_path: bytes, header: str | None, shown_path: str, body):
         """The gateway coroutine for a request (its body raw or parsed), or a ready reply (404, 400)."""
         cell, route = route_of(raw_path, header)
-        name = ROUTES.get((method, route))
-        if name is None:
+        if (method, route) not in ROUTES:
             return 404, {"error": {"message": f"not found: {method} {shown_path}",
                                    "type": "invalid_request_error", "code": 404}}
         if cell is None:
 
             return _error(400, HEADER_NEEDED)
         self._loop()
-        return getattr(self.gateway, name)(cell, body)
+        if method == "GET":
+            return self.gateway.models_reply(cell, body)
+        return self.gateway.handle(cell, body, route)
 
     def _loop(self) -> asyncio.AbstractEventLoop:
         loop = self.gateway.loop

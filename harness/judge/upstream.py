@@ -296,6 +296,10 @@ ATTEMPT: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar("harne
 """(call number, 1-based attempt) of the upstream call in progress, set by :func:`call_with_retries`;
 the call number is unique in the process. ``harness.judge.faults`` reads it, so injected faults depend on
 the attempt, not on timing."""
+OWN_TIME: contextvars.ContextVar[list | None] = contextvars.ContextVar("harness_upstream_own_time", default=None)
+"""Set by :func:`call_with_retries` to a list per attempt: an upstream that computes in this process (the
+embedded embedding model) appends its compute time (ms), which is then the attempt's time in the judge
+instead of its wall time (its wait for a thread and for the model's lock is queueing)."""
 _CALL_NUMBERS = itertools.count(1)
 CALL_NUMBERS = _CALL_NUMBERS
 """Call numbers unique in the process (chat and embedding calls alike)."""
@@ -318,9 +322,11 @@ PACED_429_MAX = 100
 
 
 async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolicy, *, pace=None,
-                            left_s: float | None = None) -> Attempts:
+                            left_s: float | None = None, send=None) -> Attempts:
     """Call the upstream until a response (any 200, handed on as it came), a non-retryable error, or
     ``max_attempts``; only transport faults (timeouts, connection errors, 429, 5xx) are retried.
+    ``send``: the upstream's method that answers (``upstream.complete`` unless given; an embedding
+    upstream's ``embed``).
 
     ``pace`` (:class:`harness.judge.pace.Pace`): every attempt waits for its room in the judge's pace first;
     a 429 slows the pace (and does not use up an attempt); an attempt that could not be sent within
@@ -344,9 +350,11 @@ async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolic
                                           f"within the cell's time budget (--cell-timeout): {e.args[0]:.1f}s to wait",
                                           status=504, retryable=False)
                 return out
+        own: list[float] = []
+        OWN_TIME.set(own)
         sent = time.perf_counter()
         try:
-            out.response = await asyncio.wait_for(upstream.complete(cell, body), timeout=policy.timeout_s)
+            out.response = await asyncio.wait_for((send or upstream.complete)(cell, body), timeout=policy.timeout_s)
             out.error = None
             if ticket is not None:
                 pace.settle(ticket, _used_tokens(out.response))
@@ -365,7 +373,7 @@ async def call_with_retries(upstream, cell: Cell, body: dict, policy: RetryPolic
                                       retryable=False)
             return out
         finally:
-            out.judge_ms += (time.perf_counter() - sent) * 1000.0
+            out.judge_ms += sum(own) if own else (time.perf_counter() - sent) * 1000.0
             if ticket is not None:   # failed or cancelled (the cell's budget): it still counts, as estimated
                 pace.finish(ticket)
         if pace is not None and out.error.status == 429 and throttles < PACED_429_MAX:

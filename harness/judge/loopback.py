@@ -4,6 +4,9 @@ MLflow's judge posts with ``requests`` to the base URL in its environment and Az
 its own ``AsyncOpenAI`` per call: neither can be handed the run's ``httpx`` client, whose transport is
 the gateway in-process (:mod:`harness.judge.transport`), so they need a listening socket. Each process
 has one (:func:`face`): a ``ThreadingHTTPServer`` on ``127.0.0.1`` (an ephemeral port) in a daemon thread.
+A vendor's adapter says how the vendor finds it in one :class:`Use` (its base URL handed over, or read
+from which environment variables) and opens each cell with :func:`cell`; nothing else of the face is
+the vendor's.
 
 It serves only its run's cells (issue 33.1: any other local process could use the relays before):
 
@@ -37,7 +40,8 @@ TOKEN_HEADER = "X-Harness-Token"
 MAX_REQUEST_BYTES = 16 * 2**20
 """The largest request body the face reads (a vendor's judge prompt is kilobytes)."""
 ROUTES = {("POST", "chat/completions"), ("POST", "responses"), ("POST", "embeddings"), ("GET", "models")}
-"""(method, route after ``/v1/``) the face relays."""
+"""(method, route after ``/v1/``) the face relays: what the gateway serves (:data:`harness.judge.transport.ROUTES`,
+from the gateway's route table; a test holds the two equal)."""
 READ_TIMEOUT_S = 60.0
 """How long a connection may take to send its request."""
 
@@ -52,8 +56,9 @@ class Pass:
 
     @property
     def headers(self) -> dict[str, str]:
-        """The header that names the cell when the base URL cannot (``{X-Harness-Token: token}``)."""
-        return {TOKEN_HEADER: self.token}
+        """The header that names the cell when the base URL cannot (``{X-Harness-Token: token}``; none
+        when the base URL is a real gateway URL that names the cell itself)."""
+        return {TOKEN_HEADER: self.token} if self.token else {}
 
 
 def _error(status: int, message: str) -> tuple[int, bytes, str]:
@@ -174,6 +179,68 @@ class Face:
 
                 self._own = httpx.Client(trust_env=False)
             return self._own
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
+"""Added to ``NO_PROXY``/``no_proxy`` while a vendor reads the face's URL from the environment: a client that
+obeys the environment's proxies (``requests``) must never send a call to the face through one."""
+
+
+@dataclass(frozen=True)
+class Use:
+    """How a vendor that takes a base URL and no client is pointed at the face: an adapter's whole say in it.
+
+    With no ``base_env`` the vendor is handed the cell's base URL (``Pass.base_url``), the cell's token in
+    its path (Azure). With ``base_env`` the vendor reads its base URL from the process environment, one URL
+    for every cell at once, so the cell is named by the ``X-Harness-Token`` header the vendor must send
+    (``Pass.headers``; MLflow, through its ``extra_headers=``)."""
+
+    base_env: tuple[str, ...] = ()
+    """The environment variables the vendor reads its base URL from: set to the face's ``/v1`` URL while any
+    cell of the vendor is open, and put back as they were when the last one ends (:func:`scoped_env`)."""
+    key_env: str = ""
+    """A key variable the vendor will not call without: a placeholder while its cells run, when it is unset
+    (the key the vendor sends stops at the face either way)."""
+
+    def env(self, base_url: str) -> dict[str, str]:
+        """The variables set while the vendor's cells run (from the environment as it is now).
+
+        >>> env = Use(("OPENAI_API_BASE",), "OPENAI_API_KEY").env("http://127.0.0.1:9/v1")
+        >>> env["OPENAI_API_BASE"], "127.0.0.1" in env["NO_PROXY"].split(",")
+        ('http://127.0.0.1:9/v1', True)
+        >>> Use().env("http://127.0.0.1:9/v1")
+        {}
+        """
+        if not self.base_env:
+            return {}
+        out = dict.fromkeys(self.base_env, base_url)
+        if self.key_env and not os.environ.get(self.key_env):
+            out[self.key_env] = PLACEHOLDER_KEY
+        for name in ("NO_PROXY", "no_proxy"):
+            have = [h for h in os.environ.get(name, "").split(",") if h]
+            out[name] = ",".join(have + [h for h in LOOPBACK_HOSTS if h not in have])
+        return out
+
+
+PLACEHOLDER_KEY = "harness-gateway"
+"""The key a vendor is given where it insists on one (:attr:`Use.key_env`); the gateway never sees it."""
+
+
+@contextlib.contextmanager
+def cell(endpoint, use: Use):
+    """Open ``endpoint``'s cell for the vendor ``use`` describes while the block runs; yields the
+    :class:`Pass` to hand the vendor (its ``base_url``, or its ``headers`` when the vendor reads its base
+    URL from the environment).
+
+    An endpoint outside a run (a real gateway URL, no in-process gateway) whose vendor takes its base URL
+    as given needs no face: the URL itself names the cell, and it is handed over as it is."""
+    if not use.base_env and getattr(getattr(endpoint, "pool", None), "transport", None) is None:
+        yield Pass("", endpoint.base_url)
+        return
+    f = face()
+    holder = "loopback:" + ",".join(use.base_env)
+    with scoped_env(holder, lambda: use.env(f"{f.url}/v1")), f.open(endpoint) as opened:
+        yield opened
 
 
 _FACE: Face | None = None
