@@ -1,7 +1,7 @@
 """The realistic test judge: a deterministic stand-in for a real LLM, served OpenAI-compatibly.
 
 It never reads annotations. It recognises each vendor's step from the prompt
-(:mod:`tests.judges.steps`, :mod:`tests.judges.steps_trulens`), reads the answer and the contexts
+(:mod:`tests.judges.steps`, :mod:`harness.adapters.trulens.kit.realistic`), reads the answer and the contexts
 out of the prompt, and answers as a model would: its own split and paraphrase of statements,
 verdicts by word overlap with the context, evidence quotes of which about half are altered (a
 comma, a final stop, an ellipsis) and a few invented; and, like real judges, it wraps some JSON
