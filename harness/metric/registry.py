@@ -9,6 +9,7 @@ names get a "did you mean" list.
 from __future__ import annotations
 
 import difflib
+import importlib
 import os
 import sys
 from importlib import metadata
@@ -81,6 +82,25 @@ def findable(module: str) -> bool:
                                         for p in places for suffix in all_suffixes())
         places = folders
     return False
+
+
+def folders() -> list[str]:
+    """The package of every declared metric (its vendor's folder), from the entry points, nothing imported:
+    ``harness.adapters.ragas`` for ``harness.adapters.ragas.faithfulness:RagasFaithfulness``. A vendor's folder
+    holds its switches (``switches.py``, read by :mod:`harness.metric.vendor_env`) and its test kit (``kit/``)."""
+    out: list[str] = []
+    for ep in metadata.entry_points(group=GROUP):
+        folder = ep.value.partition(":")[0].strip().rpartition(".")[0]
+        if folder and folder not in out:
+            out.append(folder)
+    return out
+
+
+def folder_part(folder: str, part: str):
+    """The module ``<folder>.<part>`` (e.g. ``switches``, ``kit.realistic``) imported, or None where the vendor's
+    folder has none."""
+    name = f"{folder}.{part}"
+    return importlib.import_module(name) if findable(name) else None
 
 
 def apart() -> dict[str, str]:

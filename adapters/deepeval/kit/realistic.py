@@ -51,3 +51,12 @@ def deepeval(messages: list[tuple[str, str]], rng: random.Random) -> Answer | No
         why = f"there are {n} contradiction(s) with the retrieval context" if n else "the output agrees with the context"
         return Answer("deepeval.reason", {"reason": f"The score is {score.group(1) if score else '?'} because {why}."})
     return None
+
+
+ORDER = 20
+"""Where the realistic judge tries this vendor's handler among the vendors' (lower first; the first answer wins)."""
+
+
+def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
+    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    return deepeval(messages, rng)

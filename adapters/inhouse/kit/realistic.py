@@ -43,3 +43,12 @@ def inhouse_verdict(i: int, claim: str, passages: dict[str, str], rng: random.Ra
     evidence = [{"context_id": c, "quote": make_quote(claim, passages[c], rng)} for c in use]
     why = "The passage states it." if label == "supported" else "The passage says otherwise."
     return {"claim": i, "verdict": label, "evidence": evidence, "reason": why}
+
+
+ORDER = 70
+"""Where the realistic judge tries this vendor's handler among the vendors' (lower first; the first answer wins)."""
+
+
+def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
+    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    return inhouse(messages, rng, quotes)

@@ -53,3 +53,12 @@ def rg_rating(response: str, context: str, strict: bool) -> int:
     good = ("supported",) if strict else ("supported", "partial")
     hits = [not T.is_abstention(s) and T.support(s, context)[0] in good for s in sents]
     return 2 if all(hits) else 1 if any(hits) else 0
+
+
+ORDER = 10
+"""Where the realistic judge tries this vendor's handler among the vendors' (lower first; the first answer wins)."""
+
+
+def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
+    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    return ragas(messages, rng)
