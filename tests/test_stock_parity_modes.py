@@ -11,7 +11,7 @@ byte for byte (JSON with keys sorted), per metric.
   holding one lane per metric (DeepEval's two metrics send the same prompts: a judge shared by both would
   cut or vary whichever asked first). Replies always carry ``usage`` here; a reply without it is the
   strict test's (``tests/test_stock_parity.py``, its usage twin).
-- Stock side: ``tests/stock_usage.py`` / ``tests/stock_usage_more.py``, one process per vendor for all
+- Stock side: ``tests/stock_usage.py`` / each vendor's ``kit/stock.py`` (:mod:`tests.stock_common`), one process per vendor for all
   three behaviours, pointed straight at the stock judges (``METRIC=URL``: each metric at its lane).
   TruLens's citation check is asked only of answers with [N] markers (``MARKED_ONLY``, as in the live
   comparison): the harness never asks it of the others (the card's rule, which the strict test holds
@@ -41,7 +41,8 @@ from tests.judges.realistic import MODEL, Noise, start
 from tests.judges.sampling import Sampling
 from tests.stock_usage import MARKED_ONLY
 from tests.test_stock_parity import STOCK_ENV, JudgeProcess, _harness_run, compare, plain_cases, render
-from tests.test_stock_parity_more import SWITCHES
+from tests.test_stock_parity_more import SWITCHES, stock_argv
+from tests.test_stock_parity_more import VENDORS as MORE_VENDORS
 from tests.test_stock_parity_more import compare as compare_more
 
 MODE = "openai"
@@ -57,12 +58,11 @@ VENDORS = {"ragas": ("stock_usage.py", ("ragas.faithfulness", "ragas.response_gr
            "deepeval": ("stock_usage.py", ("deepeval.faithfulness", "deepeval.faithfulness_penalized")),
            "trulens": ("stock_usage.py", ("trulens.groundedness", "trulens.groundedness_answerability",
                                           "trulens.citation")),
-           "phoenix": ("stock_usage_more.py", ("phoenix.faithfulness",)),
-           "mlflow": ("stock_usage_more.py", ("mlflow.groundedness",)),
-           "opik": ("stock_usage_more.py", ("opik.hallucination",))}
-MODULES = {"ragas": "ragas", "deepeval": "deepeval", "trulens": "trulens", "phoenix": "phoenix.evals",
-           "mlflow": "mlflow.genai", "opik": "opik"}
-MORE = ("phoenix", "mlflow", "opik")
+           **{v: ("kit/stock.py", metrics) for v, (_, _, metrics, _) in MORE_VENDORS.items()}}
+MODULES = {"ragas": "ragas", "deepeval": "deepeval", "trulens": "trulens",
+           **{v: module for v, (_, module, _, _) in MORE_VENDORS.items()}}
+MORE = tuple(MORE_VENDORS)
+"""The vendors whose stock script is their folder's ``kit/stock.py`` (:mod:`tests.test_stock_parity_more`)."""
 
 
 ONLY = os.environ.get("PARITY_MODES_VENDORS", "")
@@ -90,11 +90,11 @@ def modes(tmp_path_factory):
             script, metrics = VENDORS[v]
             work = os.path.join(tmp, f"stock-{v}")
             os.makedirs(work)
-            copy = shutil.copy(os.path.join(ROOT, "tests", script), work)
+            argv = stock_argv(v, work) if v in MORE else [sys.executable, shutil.copy(os.path.join(ROOT, "tests", script), work), v]
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work, **STOCK_ENV, **SWITCHES,
                    **({MARKED_ONLY: "1"} if v == "trulens" else {})}
             targets = [f"{m}={lane(stock_judges[b].url, m)}" for b in BEHAVIOURS for m in metrics]
-            procs[v] = subprocess.Popen([sys.executable, copy, v, MODEL, plain, *targets], cwd=work, env=env,
+            procs[v] = subprocess.Popen([*argv, MODEL, plain, *targets], cwd=work, env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         harness = {(b, m): _harness_run(cases, harness_judges[b].lane(m), [m], tmp, f"modes-{b}-{m}")
                    for b in BEHAVIOURS for v in vendors for m in VENDORS[v][1]}

@@ -9,6 +9,7 @@ for them, as OpenAI and vLLM do; otherwise ``logprobs`` is null, as chat-only se
 from __future__ import annotations
 
 import math
+import random
 
 from tests.judges import text as T
 from tests.judges.steps import Answer
