@@ -11,8 +11,8 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from harness.metric.endpoint import Endpoint
 from harness.metric.loopback import MAX_REQUEST_BYTES, TOKEN_HEADER, face
-from harness.metric.protocol import Endpoint
 
 import pytest
 

@@ -20,7 +20,7 @@ from harness.core.records import LABELS
 from harness.judge.accounting import parse_prices
 from harness.judge.reference import REFERENCE_VERSION
 from harness.metric import registry
-from harness.metric.protocol import card_text_path
+from harness.metric.paths import card_text_path
 from harness.reports.cards.agreement import card_lines as agreement_lines
 from harness.reports.cards.robustness import card_lines as robustness_lines
 from harness.reports.model import agreement, cost, facts, frontier, stability

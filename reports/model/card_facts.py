@@ -8,7 +8,7 @@ import os
 from collections import Counter, defaultdict
 
 from harness.metric import registry
-from harness.metric.protocol import card_text_path
+from harness.metric.paths import card_text_path
 from harness.reports.model.alignment import align, units_from_frame
 
 
