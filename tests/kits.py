@@ -15,7 +15,13 @@ The vendor's switches (``switches.py``, beside its modules) are the harness's ow
 """
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+
 from harness.metric import registry
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def parts(name: str) -> dict:
@@ -26,3 +32,12 @@ def parts(name: str) -> dict:
         if mod is not None:
             out[folder] = mod
     return out
+
+
+def stock_argv(vendor: str, work) -> list[str]:
+    """The command that runs ``vendor``'s stock script (its folder's ``kit/stock.py``; ``MODEL CASES.json
+    [METRIC=]BASE_URL ...`` follow), the script and its runner (``tests/stock_common.py``) copied into the folder
+    ``work`` first: they run there as a user's scripts would, importing nothing of the project."""
+    script = next(m for f, m in parts("stock").items() if f.rpartition(".")[2] == vendor)
+    runner = shutil.copy(os.path.join(HERE, "stock_common.py"), work)
+    return [sys.executable, runner, shutil.copy(script.__file__, os.path.join(work, "stock.py"))]

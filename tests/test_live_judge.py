@@ -87,8 +87,8 @@ def harness_errors(cells) -> list[tuple]:
 
 
 STOCK_SCRIPT = ("ragas", "deepeval", "trulens")
-"""The vendors of ``tests/stock_usage.py``; the others run their folder's ``kit/stock.py``
-(:mod:`tests.test_stock_parity_more`; Azure's runs in its own environment: ``tests/test_azure_parity.py``)."""
+"""The vendors of ``tests/test_stock_parity.py``; the others are :mod:`tests.test_stock_parity_more`'s (each runs its
+folder's ``kit/stock.py``; Azure's runs in its own environment: ``tests/test_azure_parity.py``)."""
 
 
 def _stock_env() -> dict:
@@ -104,30 +104,23 @@ def stock_runs(url: str, model: str, cases, tmp: str, vendors: tuple[str, ...] |
     test's stock scripts, copied into ``tmp`` and run there, importing nothing of the project) against
     the judge at ``url``."""
     import json
-    import shutil
     import subprocess
-    import sys
 
-    from tests.conftest import ROOT
-    from tests.stock_usage import MARKED_ONLY
+    from harness.adapters.trulens.kit.stock import MARKED_ONLY
+
+    from tests import kits
     from tests.test_stock_parity import plain_cases
     from tests.test_stock_parity_more import VENDORS as MORE
-    from tests.test_stock_parity_more import stock_argv
 
     plain = plain_cases(cases, os.path.join(tmp, "stock-cases.json"))
     # TruLens's citation check is asked only of answers with [N] markers (the rest are not_applicable in
-    # the harness, and a real model asked anyway writes until its context is full: tests/stock_usage.py)
+    # the harness, and a real model asked anyway writes until its context is full: trulens's kit/stock.py)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **_stock_env(), MARKED_ONLY: "1"}
     out: dict = {}
-    path = shutil.copy(os.path.join(ROOT, "tests", "stock_usage.py"), os.path.join(tmp, "stock_usage.py"))
     for vendor in (v for v in (*STOCK_SCRIPT, *MORE) if vendors is None or v in vendors):
-        if vendor in MORE:
-            work = os.path.join(tmp, f"stock-{vendor}")
-            os.makedirs(work, exist_ok=True)
-            argv = stock_argv(vendor, work)
-        else:
-            argv = [sys.executable, path, vendor]
-        p = subprocess.run([*argv, model, plain, url], cwd=tmp, env=env,
+        work = os.path.join(tmp, f"stock-{vendor}")
+        os.makedirs(work, exist_ok=True)
+        p = subprocess.run([*kits.stock_argv(vendor, work), model, plain, url], cwd=tmp, env=env,
                            capture_output=True, text=True, timeout=4 * 3600)
         assert p.returncode == 0, f"stock {vendor}: {p.stderr[-3000:]}"
         data = json.loads(p.stdout.strip().splitlines()[-1])

@@ -7,8 +7,8 @@ answering it with 400 "not supported", and OpenAI-like (Responses API and struct
 mode a json_schema constrains the reply, json_object gives JSON, and no format lets prose, fences and
 stray keys through, so a side that asks differently gets a differently written reply.
 
-- Stock side: ``tests/stock_usage.py``, copied into a temporary folder and run there as a script, one
-  process per vendor for all three judges. It imports nothing of the project (it reports the modules it
+- Stock side: each vendor's ``kit/stock.py`` (in its folder), copied with ``tests/stock_common.py`` into a
+  temporary folder and run there as a script, one process per vendor for all three judges. It imports nothing of the project (it reports the modules it
   sees; the test requires none) and gets no setting of the project's: only the judge URLs, the model
   name, the cases as plain JSON, and the vendors' own telemetry switches.
 - Harness side: a harness run of all seven metrics through ``--judge-url`` to a judge of the same mode
@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 
@@ -37,7 +36,7 @@ from harness.store.runstore import RunStore
 import httpx
 import pytest
 
-from tests import parity
+from tests import kits, parity
 from tests.conftest import CANONICAL, ROOT
 from tests.judges.realistic import MODEL, SERVER_MODES, start
 from tests.parity import ANY, USAGE_TWIN, Allowed
@@ -51,8 +50,10 @@ MODE_METRICS = {"chat-404": METRICS, "chat-400": TRULENS, "openai": METRICS}
 """What each mode scores: Ragas and DeepEval never call the Responses API, so the two chat-only modes are
 the same server to them and the 400 mode is scored for TruLens only."""
 CITATION_CASES = os.path.join(ROOT, "tests", "data", "citation_parity.jsonl")
-STOCK_ENV = {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1"}
-"""The vendors' own telemetry switches (vendor-notes): the only environment the stock side gets beyond PATH."""
+STOCK_ENV = {k: v for script in kits.parts("stock").values() if hasattr(script, "score_urls")
+             for k, v in script.ENV.items()}
+"""The vendors' own telemetry switches (``ENV`` of each one's ``kit/stock.py``): the only environment the stock
+side gets beyond PATH and HOME."""
 
 
 ALLOWED = parity.rules()
@@ -108,9 +109,10 @@ def _usage_twins(tmp: str, cases, stock: dict) -> dict:
     judges = {m: JudgeProcess(m, "--usage-always") for m in SERVER_MODES if raised[m]}
     try:
         plain = plain_cases(again, os.path.join(tmp, "twin-cases.json"))
-        script = shutil.copy(os.path.join(ROOT, "tests", "stock_usage.py"), os.path.join(tmp, "stock_usage.py"))
+        work = os.path.join(tmp, "stock-twin")
+        os.makedirs(work, exist_ok=True)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **STOCK_ENV}
-        p = subprocess.run([sys.executable, script, "deepeval", MODEL, plain, *(j.url for j in judges.values())],
+        p = subprocess.run([*kits.stock_argv("deepeval", work), MODEL, plain, *(j.url for j in judges.values())],
                            cwd=tmp, env=env, capture_output=True, text=True, timeout=900)
         assert p.returncode == 0, f"stock deepeval (usage twin) failed:\n{p.stderr[-3000:]}"
         runs = json.loads(p.stdout.strip().splitlines()[-1])["runs"]
@@ -123,11 +125,14 @@ def _usage_twins(tmp: str, cases, stock: dict) -> dict:
 def _stock_processes(tmp: str, cases, judges: dict) -> dict:
     """Start one stock process per vendor (all its judges in one process); returns vendor -> Popen."""
     plain = plain_cases(cases, os.path.join(tmp, "stock-cases.json"))
-    script = shutil.copy(os.path.join(ROOT, "tests", "stock_usage.py"), os.path.join(tmp, "stock_usage.py"))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **STOCK_ENV}
     urls = {v: [judges[m].url for m in SERVER_MODES if any(x.startswith(v + ".") for x in MODE_METRICS[m])]
             for v in VENDORS}
-    return {v: subprocess.Popen([sys.executable, script, v, MODEL, plain, *urls[v]], cwd=tmp, env=env,
+    argv = {}
+    for v in VENDORS:
+        os.makedirs(os.path.join(tmp, f"stock-{v}"), exist_ok=True)
+        argv[v] = kits.stock_argv(v, os.path.join(tmp, f"stock-{v}"))
+    return {v: subprocess.Popen([*argv[v], MODEL, plain, *urls[v]], cwd=tmp, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for v in VENDORS}
 
 

@@ -18,9 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
-import sys
 
 from harness.cases.load import load_cases
 from harness.metric import registry
@@ -30,7 +28,7 @@ from harness.store.runstore import RunStore
 import pytest
 
 from tests import kits
-from tests.conftest import CANONICAL, ROOT
+from tests.conftest import CANONICAL
 from tests.judges import realistic
 from tests.test_stock_parity import _same, plain_cases
 
@@ -41,7 +39,8 @@ def _vendors() -> dict:
     (the only settings the stock side gets)."""
     out = {}
     for folder, script in kits.parts("stock").items():
-        if hasattr(script, "score"):   # azure's script has a shape of its own (tests/test_azure_parity.py)
+        if hasattr(script, "score"):   # one judge at a time: not tests/test_stock_parity.py's vendors (score_urls),
+            # nor azure's script, which has a shape of its own (tests/test_azure_parity.py)
             switches = registry.folder_part(folder, "switches")
             out[folder.rpartition(".")[2]] = (script.__file__, script.MODULE, tuple(script.METRICS),
                                               dict(getattr(switches, "SWITCHES", {})))
@@ -51,14 +50,8 @@ def _vendors() -> dict:
 VENDORS = _vendors()
 SWITCHES = {k: v for *_, switches in VENDORS.values() for k, v in switches.items()}
 """Every such vendor's own switches (the live comparison runs them all with one environment)."""
-
-
-def stock_argv(vendor: str, work) -> list[str]:
-    """The command that runs ``vendor``'s stock script (``MODEL CASES.json [METRIC=]BASE_URL ...`` follow), the
-    script and its runner copied into the folder ``work`` first."""
-    runner = shutil.copy(os.path.join(ROOT, "tests", "stock_common.py"), work)
-    return [sys.executable, runner, shutil.copy(VENDORS[vendor][0], os.path.join(work, "stock.py"))]
 MODES = tuple(getattr(realistic, "SERVER_MODES", ())) or (None,)
+
 
 
 def _serve(mode):
@@ -70,7 +63,7 @@ def stock(vendor: str, url: str, cases_json: str, tmp) -> dict:
     work = tmp / f"stock-{vendor}"
     work.mkdir(exist_ok=True)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), **VENDORS[vendor][3]}
-    p = subprocess.run([*stock_argv(vendor, work), realistic.MODEL, cases_json, url], cwd=work, env=env,
+    p = subprocess.run([*kits.stock_argv(vendor, work), realistic.MODEL, cases_json, url], cwd=work, env=env,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     data = json.loads(p.stdout.strip().splitlines()[-1])

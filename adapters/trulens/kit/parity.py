@@ -11,9 +11,9 @@ RULES = (
             "TruLens scores any answer (or raises, as on any answer, when the judge's replies fail it)",
             when=lambda case: "[" not in case.answer),
     Allowed("no citation markers, not asked (TruLens, live)", ("trulens.citation",), SERVER_MODES,
-            "__main__.NotAsked", "not_applicable",
+            "stock_vendor.NotAsked", "not_applicable",
             "the live run against a real model asks stock TruLens's citation check only of answers with [N] "
-            "markers (tests/stock_usage.py MARKED_ONLY); the harness's cell is not_applicable there by the "
+            "markers (its kit/stock.py's MARKED_ONLY); the harness's cell is not_applicable there by the "
             "card's rule", live_only=True),
     Allowed("Responses API 404 (TruLens)", ("trulens.groundedness", "trulens.groundedness_answerability",
                                             "trulens.citation"), ("chat-404",),
