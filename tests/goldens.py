@@ -1,5 +1,5 @@
 """Golden tables: ``<metric folder>/golden/<metric>.csv`` (found through the registered class, see
-``harness.metric.protocol.golden_path``) with columns case_id, expected, reasoning.
+``harness.metric.paths.golden_path``) with columns case_id, expected, reasoning.
 
 ``expected`` is a number (compared with an absolute tolerance of 1e-6) or one of ``NON_SCORES``;
 ``reasoning`` is one line derived by hand from the metric's definition and the annotation.
@@ -22,7 +22,7 @@ TOLERANCE = 1e-6
 def golden_file(metric: str) -> str:
     """Where ``metric``'s golden table lives (next to its adapter module)."""
     from harness.metric import registry
-    from harness.metric.protocol import golden_path
+    from harness.metric.paths import golden_path
 
     return golden_path(registry.get(metric))
 

@@ -3,7 +3,7 @@ documented usage score every canonical case against the same realistic test judg
 with no allowed difference. Runs where the vendor is installed (``.venv-azure``, which ``.ci/run``
 builds); elsewhere it is skipped, saying so.
 
-- Stock side: ``tests/stock_usage_azure.py`` copied into a temporary folder and run there as a script
+- Stock side: ``adapters/azure/kit/stock.py`` copied into a temporary folder and run there as a script
   with this interpreter (so the azure environment), ``HOME`` in that folder and no setting of the
   project's. It imports nothing of the project (it reports the modules it sees; the test requires none).
 - Harness side: a harness run through ``--judge-url`` to a judge of the same kind (a separate server,
@@ -46,7 +46,7 @@ pytestmark = pytest.mark.skipif(
 def stock(url: str, cases_json: str, work) -> dict:
     """case -> [score, exception, message, status] from Azure's documented usage."""
     work.mkdir(exist_ok=True)
-    script = shutil.copy(os.path.join(ROOT, "tests", "stock_usage_azure.py"), work)
+    script = shutil.copy(os.path.join(ROOT, "adapters", "azure", "kit", "stock.py"), work)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work)}
     p = subprocess.run([sys.executable, script, realistic.MODEL, cases_json, url], cwd=work, env=env,
                        capture_output=True, text=True, timeout=900)

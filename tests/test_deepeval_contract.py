@@ -138,7 +138,7 @@ def test_requests_use_deepevals_own_protocol_for_the_model_id(observed):
 def test_deepevals_registry_picks_structured_output_as_in_stock_use(model, kind):
     """The harness's model asks for structured output exactly when DeepEval's own class would."""
     from harness.adapters.deepeval._model import GatewayModel
-    from harness.metric.protocol import Endpoint
+    from harness.metric.endpoint import Endpoint
 
     from deepeval.models import OpenAIModel
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 import json
 
 from harness.adapters.deepeval import judge
-from harness.metric.protocol import Endpoint, JudgeRequest, UnrecognisedRequest
+from harness.metric.endpoint import Endpoint
+from harness.metric.judge_request import JudgeRequest
+from harness.metric.protocol import UnrecognisedRequest
 
 import pytest
 

@@ -14,7 +14,7 @@ import sqlite3
 import subprocess
 import sys
 
-from harness.metric.vendor_env import FORCED
+from harness.metric.vendor_env import forced
 
 from tests.conftest import CANONICAL, ROOT
 
@@ -52,7 +52,7 @@ def _run(tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, list[dict],
     spy.mkdir(exist_ok=True)
     (spy / "sitecustomize.py").write_text(SPY)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(spy), ROOT]), "IMPORT_SPY_DIR": str(spy),
-           "IMPORT_SPY_VENDORS": json.dumps(VENDORS), "IMPORT_SPY_KEYS": json.dumps(sorted(FORCED)),
+           "IMPORT_SPY_VENDORS": json.dumps(VENDORS), "IMPORT_SPY_KEYS": json.dumps(sorted(forced())),
            # a user's environment that would turn telemetry on: the switches are forced over it
            "RAGAS_DO_NOT_TRACK": "false", "DEEPEVAL_TELEMETRY_OPT_OUT": "0", "OPIK_TRACK_DISABLE": "false"}
     env.pop("HARNESS_WORKERS", None)
@@ -86,7 +86,7 @@ def test_two_workers_import_the_selected_vendors_once_in_their_forkserver_with_t
     server = tops[0]["pid"]
     assert server != cli and tops[0]["ppid"] == cli
     # every vendor module any process imported, it imported with telemetry off, whatever the user's environment said
-    assert seen and all(s["env"] == FORCED for s in seen), [s for s in seen if s["env"] != FORCED][:1]
+    assert seen and all(s["env"] == forced() for s in seen), [s for s in seen if s["env"] != forced()][:1]
     assert not {s["name"].partition(".")[0] for s in seen} - {"deepeval"}, "only the selected metric's vendor"
     # both workers scored cells, and both are forks of that process (its imports, done once, are in their facts)
     facts = _startup(tmp_path / "out" / "two")

@@ -2,7 +2,7 @@
 import json
 
 from harness.core.records import Annotation, Case, Claim, Context, Evidence
-from harness.metric.protocol import JudgeRequest
+from harness.metric.judge_request import JudgeRequest
 
 import pytest
 

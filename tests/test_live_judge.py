@@ -86,10 +86,9 @@ def harness_errors(cells) -> list[tuple]:
     return out
 
 
-STOCK_SCRIPTS = {"stock_usage.py": ("ragas", "deepeval", "trulens"),
-                 "stock_usage_more.py": ("phoenix", "mlflow", "opik")}
-"""The stock scripts of the strict parity tests and the vendors each one runs (Azure's runs in its own
-environment: ``tests/test_azure_parity.py``)."""
+STOCK_SCRIPT = ("ragas", "deepeval", "trulens")
+"""The vendors of ``tests/test_stock_parity.py``; the others are :mod:`tests.test_stock_parity_more`'s (each runs its
+folder's ``kit/stock.py``; Azure's runs in its own environment: ``tests/test_azure_parity.py``)."""
 
 
 def _stock_env() -> dict:
@@ -105,28 +104,28 @@ def stock_runs(url: str, model: str, cases, tmp: str, vendors: tuple[str, ...] |
     test's stock scripts, copied into ``tmp`` and run there, importing nothing of the project) against
     the judge at ``url``."""
     import json
-    import shutil
     import subprocess
-    import sys
 
-    from tests.conftest import ROOT
-    from tests.stock_usage import MARKED_ONLY
+    from harness.adapters.trulens.kit.stock import MARKED_ONLY
+
+    from tests import kits
     from tests.test_stock_parity import plain_cases
+    from tests.test_stock_parity_more import VENDORS as MORE
 
     plain = plain_cases(cases, os.path.join(tmp, "stock-cases.json"))
     # TruLens's citation check is asked only of answers with [N] markers (the rest are not_applicable in
-    # the harness, and a real model asked anyway writes until its context is full: tests/stock_usage.py)
+    # the harness, and a real model asked anyway writes until its context is full: trulens's kit/stock.py)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **_stock_env(), MARKED_ONLY: "1"}
     out: dict = {}
-    for script, script_vendors in STOCK_SCRIPTS.items():
-        path = shutil.copy(os.path.join(ROOT, "tests", script), os.path.join(tmp, script))
-        for vendor in (v for v in script_vendors if vendors is None or v in vendors):
-            p = subprocess.run([sys.executable, path, vendor, model, plain, url], cwd=tmp, env=env,
-                               capture_output=True, text=True, timeout=4 * 3600)
-            assert p.returncode == 0, f"stock {vendor}: {p.stderr[-3000:]}"
-            data = json.loads(p.stdout.strip().splitlines()[-1])
-            assert data["project_modules"] == [], data["project_modules"]
-            out.update(data["runs"][url])
+    for vendor in (v for v in (*STOCK_SCRIPT, *MORE) if vendors is None or v in vendors):
+        work = os.path.join(tmp, f"stock-{vendor}")
+        os.makedirs(work, exist_ok=True)
+        p = subprocess.run([*kits.stock_argv(vendor, work), model, plain, url], cwd=tmp, env=env,
+                           capture_output=True, text=True, timeout=4 * 3600)
+        assert p.returncode == 0, f"stock {vendor}: {p.stderr[-3000:]}"
+        data = json.loads(p.stdout.strip().splitlines()[-1])
+        assert data["project_modules"] == [], data["project_modules"]
+        out.update(data["runs"][url])
     return out
 
 
@@ -144,10 +143,10 @@ def live_parity(url: str, model: str, cases, out: str, key_env: str | None = Non
     chat-only mode of that status), and the rows are judged by ``tests.test_stock_parity.compare`` and its
     table of allowed differences for that mode."""
     from tests.judges import same_replies
-    from tests.stock_usage_more import METRICS as MORE
     from tests.test_stock_parity import METRICS, compare
+    from tests.test_stock_parity_more import VENDORS as MORE
 
-    metrics = tuple(m for m in (*METRICS, *(m for ms in MORE.values() for m in ms))
+    metrics = tuple(m for m in (*METRICS, *(m for *_, ms, _ in MORE.values() for m in ms))
                     if vendors is None or m.split(".")[0] in vendors)
     relay = same_replies.serve(url.removesuffix("/").removesuffix("/v1"), record=record)
     base = f"http://127.0.0.1:{relay.server_address[1]}"

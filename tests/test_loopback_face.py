@@ -12,7 +12,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from harness.judge.loopback import MAX_REQUEST_BYTES, TOKEN_HEADER, face
-from harness.metric.protocol import Endpoint
+from harness.metric.endpoint import Endpoint
 
 import pytest
 

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from harness.metric.vendor_env import FORCED
+from harness.metric.vendor_env import forced
 
 from tests.conftest import ROOT
 
@@ -25,7 +25,7 @@ def _metrics(tmp_path, fake: str, *args: str) -> tuple[subprocess.CompletedProce
     switches it was imported under, then runs ``fake``): (the process, metric -> its line)."""
     pkg = tmp_path / "fake" / "ragas"
     pkg.mkdir(parents=True, exist_ok=True)
-    (pkg / "__init__.py").write_text(BROKEN % (sorted(FORCED), fake))
+    (pkg / "__init__.py").write_text(BROKEN % (sorted(forced()), fake))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "fake"), ROOT]),
            "FAKE_VENDOR_SEEN": str(tmp_path / "seen.jsonl"), "RAGAS_DO_NOT_TRACK": "false"}
     p = subprocess.run([sys.executable, "-m", "harness", "metrics", *args], cwd=ROOT, env=env, capture_output=True,
@@ -54,7 +54,7 @@ def test_probe_names_the_import_failure_and_imports_with_telemetry_off(tmp_path)
                                     "no compiled part]"), lines[name]
     assert "unavailable" not in lines["deepeval.faithfulness"]    # not probed: installed is all that was checked
     seen = _seen(tmp_path)
-    assert len(seen) == 2 and all(s == FORCED for s in seen), seen   # one subprocess per metric, switches forced
+    assert len(seen) == 2 and all(s == forced() for s in seen), seen   # one subprocess per metric, switches forced
     assert "failed" in p.stdout.splitlines()[-1] and "2 failed" in p.stdout.splitlines()[-1]
 
 

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from harness.cases.load import CaseSet
 from harness.judge.faults import FaultInjector, FaultSpec
-from harness.metric.protocol import Endpoint
+from harness.metric.endpoint import Endpoint
 from harness.run.runner import RunOptions, run
 from harness.store.runstore import RunStore
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.metric.judge_request import JudgeRequest
+from harness.metric.protocol import UnrecognisedRequest
 
 import pytest
 

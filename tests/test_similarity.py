@@ -201,7 +201,7 @@ def test_baseline_makes_one_embeddings_call_and_no_chat_call(results):
 
 def test_inhouse_handler_reads_a_whole_sentence_from_its_claims(canonical):
     from harness.adapters.inhouse.judge import _sentence_verdict
-    from harness.metric.protocol import JudgeRequest
+    from harness.metric.judge_request import JudgeRequest
 
     def verdict(case_id, sentence):
         return _sentence_verdict(JudgeRequest("cascade.similarity_span", canonical.by_id(case_id), {}), 1, sentence)
@@ -230,7 +230,7 @@ def test_threshold_changes_the_verdicts(canonical):
     assert expected != hi.score
     from harness.judge.gateway import Gateway
     from harness.judge.upstream import ReferenceUpstream
-    from harness.metric.protocol import Endpoint
+    from harness.metric.endpoint import Endpoint
 
     gw = Gateway(ReferenceUpstream()).start()
     try:

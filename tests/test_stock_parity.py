@@ -7,8 +7,8 @@ answering it with 400 "not supported", and OpenAI-like (Responses API and struct
 mode a json_schema constrains the reply, json_object gives JSON, and no format lets prose, fences and
 stray keys through, so a side that asks differently gets a differently written reply.
 
-- Stock side: ``tests/stock_usage.py``, copied into a temporary folder and run there as a script, one
-  process per vendor for all three judges. It imports nothing of the project (it reports the modules it
+- Stock side: each vendor's ``kit/stock.py`` (in its folder), copied with ``tests/stock_common.py`` into a
+  temporary folder and run there as a script, one process per vendor for all three judges. It imports nothing of the project (it reports the modules it
   sees; the test requires none) and gets no setting of the project's: only the judge URLs, the model
   name, the cases as plain JSON, and the vendors' own telemetry switches.
 - Harness side: a harness run of all seven metrics through ``--judge-url`` to a judge of the same mode
@@ -26,11 +26,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from harness.cases.load import load_cases
 from harness.run.runner import JudgeConfig, RunOptions, run
@@ -39,8 +36,10 @@ from harness.store.runstore import RunStore
 import httpx
 import pytest
 
+from tests import kits, parity
 from tests.conftest import CANONICAL, ROOT
 from tests.judges.realistic import MODEL, SERVER_MODES, start
+from tests.parity import ANY, USAGE_TWIN, Allowed
 
 METRICS = ("ragas.faithfulness", "ragas.response_groundedness", "deepeval.faithfulness",
            "deepeval.faithfulness_penalized", "trulens.groundedness", "trulens.groundedness_answerability",
@@ -51,83 +50,14 @@ MODE_METRICS = {"chat-404": METRICS, "chat-400": TRULENS, "openai": METRICS}
 """What each mode scores: Ragas and DeepEval never call the Responses API, so the two chat-only modes are
 the same server to them and the 400 mode is scored for TruLens only."""
 CITATION_CASES = os.path.join(ROOT, "tests", "data", "citation_parity.jsonl")
-STOCK_ENV = {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1"}
-"""The vendors' own telemetry switches (vendor-notes): the only environment the stock side gets beyond PATH."""
+STOCK_ENV = {k: v for script in kits.parts("stock").values() if hasattr(script, "score_urls")
+             for k, v in script.ENV.items()}
+"""The vendors' own telemetry switches (``ENV`` of each one's ``kit/stock.py``): the only environment the stock
+side gets beyond PATH and HOME."""
 
 
-@dataclass(frozen=True)
-class Allowed:
-    """One documented difference: where it may occur, exactly what each side shows, and why."""
-
-    name: str
-    metrics: tuple[str, ...]
-    modes: tuple[str, ...]
-    stock_raises: str | None
-    """The exact exception type the stock call raises (module-qualified unless builtin); None: it scores;
-    :data:`ANY`: either."""
-    harness_status: str | None
-    """The status the harness records for the cell (None: as judged in ``same_as_mode``)."""
-    why: str
-    harness_flag: str | None = None
-    """A flag the harness cell must carry."""
-    same_as_mode: str | None = None
-    """The harness's score must equal what stock scores in this mode (a fallback stock takes there)."""
-    live_only: bool = False
-    """A difference only the live comparison against a real model shows (tests/test_live_judge.py); the
-    strict test here never makes it."""
-    when: Callable | None = None
-    """What the rule's name says of the case (``case -> bool``): a case it does not hold for is not this
-    difference, whatever the two sides show."""
-    stock_says: str | None = None
-    """Text the stock exception's message must contain (the vendor saying why it raised)."""
-
-
-def _only_the_answer_empty(case) -> bool:
-    """The answer is empty and nothing else is: an empty question or passage list is another input."""
-    return case.answer == "" and bool(case.question) and bool(case.context_texts) and all(case.context_texts)
-
-
-ANY = "*"
-"""``stock_raises`` of a rule that holds whatever stock did (scored or raised): the harness never asked."""
-USAGE_TWIN = "+usage"
-"""Suffix of a stock run against the mode's judge with ``usage`` in every reply (the replies are otherwise
-the same: the judge draws usage apart from content), for the cases where stock raised on a reply without
-usage: what stock scores when the reply carries it."""
-
-ALLOWED = (
-    Allowed("empty answer (Ragas)", ("ragas.faithfulness", "ragas.response_groundedness"), SERVER_MODES,
-            "ValueError", "vendor_nan",
-            "Ragas raises on an empty response before any judge call; the harness keeps that as unscored by the "
-            "vendor (card: degenerate inputs)", harness_flag="vendor_raised_on_empty_input",
-            when=_only_the_answer_empty, stock_says="response is missing"),
-    Allowed("empty answer (DeepEval)", ("deepeval.faithfulness", "deepeval.faithfulness_penalized"), SERVER_MODES,
-            "deepeval.errors.MissingTestCaseParamsError", "vendor_nan",
-            "DeepEval raises on an empty actual_output before any judge call; the harness keeps that as unscored "
-            "by the vendor (card: degenerate inputs)", harness_flag="empty_answer_rejected",
-            when=_only_the_answer_empty, stock_says="actual_output"),
-    Allowed("reply without usage (DeepEval)", ("deepeval.faithfulness", "deepeval.faithfulness_penalized"),
-            SERVER_MODES, "AttributeError", None,
-            "the judge's reply carried no usage: stock DeepEval's OpenAIModel raises reading "
-            "completion.usage.prompt_tokens; the harness's usage shim lets the cell score what stock scores "
-            "when the same replies carry usage (card: shims)", stock_says="prompt_tokens",
-            same_as_mode=USAGE_TWIN),
-    Allowed("no citation markers (TruLens)", ("trulens.citation",), SERVER_MODES, ANY, "not_applicable",
-            "adapter rule on the card: the citation check applies only to answers with [N] markers; stock "
-            "TruLens scores any answer (or raises, as on any answer, when the judge's replies fail it)",
-            when=lambda case: "[" not in case.answer),
-    Allowed("no citation markers, not asked (TruLens, live)", ("trulens.citation",), SERVER_MODES,
-            "__main__.NotAsked", "not_applicable",
-            "the live run against a real model asks stock TruLens's citation check only of answers with [N] "
-            "markers (tests/stock_usage.py MARKED_ONLY); the harness's cell is not_applicable there by the "
-            "card's rule", live_only=True),
-    Allowed("Responses API 404 (TruLens)", ("trulens.groundedness", "trulens.groundedness_answerability",
-                                            "trulens.citation"), ("chat-404",),
-            "RuntimeError", None,
-            "stock TruLens's OpenAI provider re-raises the 404 a chat-only server gives its Responses API probe "
-            "and fails every scored call (4 attempts, then RuntimeError); the harness's provider takes stock's "
-            "own fallback after a 400 instead, so its cell is what stock gives against the 400 server (card)",
-            same_as_mode="chat-400"),
-)
+ALLOWED = parity.rules()
+"""Every vendor's allowed differences (``RULES`` in its folder's ``kit/parity.py``: :mod:`tests.parity`)."""
 
 
 class JudgeProcess:
@@ -179,9 +109,10 @@ def _usage_twins(tmp: str, cases, stock: dict) -> dict:
     judges = {m: JudgeProcess(m, "--usage-always") for m in SERVER_MODES if raised[m]}
     try:
         plain = plain_cases(again, os.path.join(tmp, "twin-cases.json"))
-        script = shutil.copy(os.path.join(ROOT, "tests", "stock_usage.py"), os.path.join(tmp, "stock_usage.py"))
+        work = os.path.join(tmp, "stock-twin")
+        os.makedirs(work, exist_ok=True)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **STOCK_ENV}
-        p = subprocess.run([sys.executable, script, "deepeval", MODEL, plain, *(j.url for j in judges.values())],
+        p = subprocess.run([*kits.stock_argv("deepeval", work), MODEL, plain, *(j.url for j in judges.values())],
                            cwd=tmp, env=env, capture_output=True, text=True, timeout=900)
         assert p.returncode == 0, f"stock deepeval (usage twin) failed:\n{p.stderr[-3000:]}"
         runs = json.loads(p.stdout.strip().splitlines()[-1])["runs"]
@@ -194,11 +125,14 @@ def _usage_twins(tmp: str, cases, stock: dict) -> dict:
 def _stock_processes(tmp: str, cases, judges: dict) -> dict:
     """Start one stock process per vendor (all its judges in one process); returns vendor -> Popen."""
     plain = plain_cases(cases, os.path.join(tmp, "stock-cases.json"))
-    script = shutil.copy(os.path.join(ROOT, "tests", "stock_usage.py"), os.path.join(tmp, "stock_usage.py"))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, **STOCK_ENV}
     urls = {v: [judges[m].url for m in SERVER_MODES if any(x.startswith(v + ".") for x in MODE_METRICS[m])]
             for v in VENDORS}
-    return {v: subprocess.Popen([sys.executable, script, v, MODEL, plain, *urls[v]], cwd=tmp, env=env,
+    argv = {}
+    for v in VENDORS:
+        os.makedirs(os.path.join(tmp, f"stock-{v}"), exist_ok=True)
+        argv[v] = kits.stock_argv(v, os.path.join(tmp, f"stock-{v}"))
+    return {v: subprocess.Popen([*argv[v], MODEL, plain, *urls[v]], cwd=tmp, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for v in VENDORS}
 
 

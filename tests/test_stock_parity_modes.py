@@ -11,7 +11,7 @@ byte for byte (JSON with keys sorted), per metric.
   holding one lane per metric (DeepEval's two metrics send the same prompts: a judge shared by both would
   cut or vary whichever asked first). Replies always carry ``usage`` here; a reply without it is the
   strict test's (``tests/test_stock_parity.py``, its usage twin).
-- Stock side: ``tests/stock_usage.py`` / ``tests/stock_usage_more.py``, one process per vendor for all
+- Stock side: each vendor's ``kit/stock.py`` (run by ``tests/stock_common.py``), one process per vendor for all
   three behaviours, pointed straight at the stock judges (``METRIC=URL``: each metric at its lane).
   TruLens's citation check is asked only of answers with [N] markers (``MARKED_ONLY``, as in the live
   comparison): the harness never asks it of the others (the card's rule, which the strict test holds
@@ -26,22 +26,22 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from importlib.util import find_spec
 
+from harness.adapters.trulens.kit.stock import MARKED_ONLY
 from harness.cases import CaseSet
 from harness.cases.load import load_cases
 
 import pytest
 
-from tests.conftest import CANONICAL, ROOT
+from tests import kits
+from tests.conftest import CANONICAL
 from tests.judges.realistic import MODEL, Noise, start
 from tests.judges.sampling import Sampling
-from tests.stock_usage import MARKED_ONLY
 from tests.test_stock_parity import STOCK_ENV, JudgeProcess, _harness_run, compare, plain_cases, render
 from tests.test_stock_parity_more import SWITCHES
+from tests.test_stock_parity_more import VENDORS as MORE_VENDORS
 from tests.test_stock_parity_more import compare as compare_more
 
 MODE = "openai"
@@ -53,16 +53,16 @@ CASES = ("cookie-yield", "release-date-contradicted", "refund-invented", "abstai
          "citation-misattributed", "multi-hop", "empty-answer")
 """One canonical case of each kind (tests/test_live_judge.py's DEFAULT_CASES): partly grounded,
 contradicted, invented, an abstention, [N] citations, two passages, the empty answer."""
-VENDORS = {"ragas": ("stock_usage.py", ("ragas.faithfulness", "ragas.response_groundedness")),
-           "deepeval": ("stock_usage.py", ("deepeval.faithfulness", "deepeval.faithfulness_penalized")),
-           "trulens": ("stock_usage.py", ("trulens.groundedness", "trulens.groundedness_answerability",
-                                          "trulens.citation")),
-           "phoenix": ("stock_usage_more.py", ("phoenix.faithfulness",)),
-           "mlflow": ("stock_usage_more.py", ("mlflow.groundedness",)),
-           "opik": ("stock_usage_more.py", ("opik.hallucination",))}
-MODULES = {"ragas": "ragas", "deepeval": "deepeval", "trulens": "trulens", "phoenix": "phoenix.evals",
-           "mlflow": "mlflow.genai", "opik": "opik"}
-MORE = ("phoenix", "mlflow", "opik")
+VENDORS = {folder.rpartition(".")[2]: ("kit/stock.py", tuple(script.METRICS))
+           for folder, script in kits.parts("stock").items() if hasattr(script, "score_urls")}
+VENDORS.update({v: ("kit/stock.py", metrics) for v, (_, _, metrics, _) in MORE_VENDORS.items()})
+"""vendor -> (its stock script, its metrics): every vendor whose folder has a ``kit/stock.py`` run by
+``tests/stock_common.py``."""
+MODULES = {**{folder.rpartition(".")[2]: script.MODULE for folder, script in kits.parts("stock").items()
+              if hasattr(script, "score_urls")},
+           **{v: module for v, (_, module, _, _) in MORE_VENDORS.items()}}
+MORE = tuple(MORE_VENDORS)
+"""The vendors whose stock script is their folder's ``kit/stock.py`` (:mod:`tests.test_stock_parity_more`)."""
 
 
 ONLY = os.environ.get("PARITY_MODES_VENDORS", "")
@@ -90,11 +90,11 @@ def modes(tmp_path_factory):
             script, metrics = VENDORS[v]
             work = os.path.join(tmp, f"stock-{v}")
             os.makedirs(work)
-            copy = shutil.copy(os.path.join(ROOT, "tests", script), work)
+            argv = kits.stock_argv(v, work)
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work, **STOCK_ENV, **SWITCHES,
                    **({MARKED_ONLY: "1"} if v == "trulens" else {})}
             targets = [f"{m}={lane(stock_judges[b].url, m)}" for b in BEHAVIOURS for m in metrics]
-            procs[v] = subprocess.Popen([sys.executable, copy, v, MODEL, plain, *targets], cwd=work, env=env,
+            procs[v] = subprocess.Popen([*argv, MODEL, plain, *targets], cwd=work, env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         harness = {(b, m): _harness_run(cases, harness_judges[b].lane(m), [m], tmp, f"modes-{b}-{m}")
                    for b in BEHAVIOURS for v in vendors for m in VENDORS[v][1]}

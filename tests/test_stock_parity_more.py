@@ -1,11 +1,11 @@
-"""Strict stock parity for the whole-answer vendors of issue 24 (Phoenix faithfulness, Opik
-hallucination): the harness's metric and the vendor's own documented usage score every canonical case
+"""Strict stock parity for every vendor whose folder has a stock-usage script run by ``tests/stock_common.py``
+(``kit/stock.py``: Phoenix faithfulness, MLflow groundedness, Opik hallucination): the harness's metric and the vendor's own documented usage score every canonical case
 against the same realistic test judge, and must agree, with no allowed difference.
 
-- Stock side: ``tests/stock_usage_more.py``, copied into a temporary folder and run there as a script,
-  one process per vendor. It imports nothing of the project (it reports the modules it sees; the test
-  requires none) and gets no setting of the project's: the judge URL, the model name, the cases as
-  plain JSON, ``HOME`` in a temporary folder and the vendors' own telemetry switches.
+- Stock side: the vendor's ``kit/stock.py``, copied with ``tests/stock_common.py`` into a temporary folder and
+  run there as a script, one process per vendor. It imports nothing of the project (it reports the modules it
+  sees; the test requires none) and gets no setting of the project's: the judge URL, the model name, the cases
+  as plain JSON, ``HOME`` in a temporary folder and the vendor's own switches (its ``switches.py``).
 - Harness side: a harness run of the metrics through ``--judge-url`` to a judge of the same kind (a
   separate server, so each side's books are its own; the replies depend on the prompt only).
 
@@ -18,31 +18,40 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
-import sys
 
 from harness.cases.load import load_cases
+from harness.metric import registry
 from harness.run.runner import JudgeConfig, RunOptions, run
 from harness.store.runstore import RunStore
 
 import pytest
 
-from tests.conftest import CANONICAL, ROOT
+from tests import kits
+from tests.conftest import CANONICAL
 from tests.judges import realistic
 from tests.test_stock_parity import _same, plain_cases
 
-VENDORS = {"phoenix": ("phoenix.evals", ("phoenix.faithfulness",)),
-           "mlflow": ("mlflow.genai", ("mlflow.groundedness",)),
-           "opik": ("opik", ("opik.hallucination",))}
-"""vendor -> (module that must import, its metrics)."""
-SWITCHES = {"MLFLOW_DISABLE_TELEMETRY": "true", "MLFLOW_MODEL_CATALOG_URI": "",
-            "OPIK_TRACK_DISABLE": "true", "OPIK_ANALYTICS_ENABLE": "false", "OPIK_SENTRY_ENABLE": "false",
-            "OPIK_ENABLE_LITELLM_MODELS_MONITORING": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-"""The vendors' own switches the stock side runs with (Phoenix has none): MLflow's keep it off the network
-(no telemetry, no catalog fetch, which feeds only its cost figure and tool-call pruning); Opik's tracking,
-analytics and error reporting off, and LiteLLM's bundled price map."""
+
+def _vendors() -> dict:
+    """vendor -> (its stock script, the module that must import, its metrics, its switches): every vendor whose
+    folder has a ``kit/stock.py`` run by ``tests/stock_common.py`` (:mod:`tests.kits`) and a ``switches.py``
+    (the only settings the stock side gets)."""
+    out = {}
+    for folder, script in kits.parts("stock").items():
+        if hasattr(script, "score"):   # one judge at a time: not tests/test_stock_parity.py's vendors (score_urls),
+            # nor azure's script, which has a shape of its own (tests/test_azure_parity.py)
+            switches = registry.folder_part(folder, "switches")
+            out[folder.rpartition(".")[2]] = (script.__file__, script.MODULE, tuple(script.METRICS),
+                                              dict(getattr(switches, "SWITCHES", {})))
+    return out
+
+
+VENDORS = _vendors()
+SWITCHES = {k: v for *_, switches in VENDORS.values() for k, v in switches.items()}
+"""Every such vendor's own switches (the live comparison runs them all with one environment)."""
 MODES = tuple(getattr(realistic, "SERVER_MODES", ())) or (None,)
+
 
 
 def _serve(mode):
@@ -53,9 +62,8 @@ def stock(vendor: str, url: str, cases_json: str, tmp) -> dict:
     """metric -> case -> [score, exception, message] from the vendor's documented usage."""
     work = tmp / f"stock-{vendor}"
     work.mkdir(exist_ok=True)
-    script = shutil.copy(os.path.join(ROOT, "tests", "stock_usage_more.py"), work)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), **SWITCHES}
-    p = subprocess.run([sys.executable, script, vendor, realistic.MODEL, cases_json, url], cwd=work, env=env,
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), **VENDORS[vendor][3]}
+    p = subprocess.run([*kits.stock_argv(vendor, work), realistic.MODEL, cases_json, url], cwd=work, env=env,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     data = json.loads(p.stdout.strip().splitlines()[-1])
@@ -87,7 +95,7 @@ def compare(stock_cell, harness_cell) -> str:
 @pytest.fixture(scope="module", params=sorted(VENDORS))
 def parity(request, tmp_path_factory):
     vendor = request.param
-    module, metrics = VENDORS[vendor]
+    _, module, metrics, _ = VENDORS[vendor]
     pytest.importorskip(module)
     tmp = tmp_path_factory.mktemp(f"parity-{vendor}")
     cases = load_cases(CANONICAL)

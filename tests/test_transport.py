@@ -188,8 +188,8 @@ def test_a_run_opens_no_socket_and_starts_no_server(no_sockets, canonical, tmp_p
 def test_post_json_in_process_is_the_loopback_servers_answer_with_the_same_ledger(no_sockets, monkeypatch):
     """``Endpoint.post_json`` (the harness's own scorers' path): in a run, the request dict reaches the
     gateway with no HTTP model; its reply and ledger are those of a plain JSON POST to the server."""
+    from harness.metric.endpoint import Endpoint
     from harness.metric.http import Pools
-    from harness.metric.protocol import Endpoint
 
     gw = Gateway(Echo())
 
@@ -214,8 +214,8 @@ def test_post_json_in_process_is_the_loopback_servers_answer_with_the_same_ledge
 
 
 def test_post_json_errors_and_timeouts_name_the_status_and_the_call_still_completes():
+    from harness.metric.endpoint import Endpoint, JudgeHTTPError
     from harness.metric.http import Pools
-    from harness.metric.protocol import Endpoint, JudgeHTTPError
 
     gw = Gateway(Echo(delay_s=0.3))
 

@@ -13,7 +13,8 @@ from harness.adapters.trulens import judge
 from harness.adapters.trulens.common import join_source
 from harness.adapters.trulens.units import UNPARSABLE, evidence_text, groundedness_result, quotes
 from harness.core.records import Annotation, Case, Claim, Context, Evidence
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.metric.judge_request import JudgeRequest
+from harness.metric.protocol import UnrecognisedRequest
 
 import pytest
 

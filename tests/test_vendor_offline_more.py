@@ -1,4 +1,5 @@
-"""The whole-answer vendors of issue 24 run offline and keep to the run directory: a default run
+"""The whole-answer vendors of issue 24 run offline and keep to the run directory (Phoenix's and Opik's tests are
+in their folders, ``kit/test_offline.py``, through :func:`scores_offline`): a default run
 (reference judge) of their metrics on the canonical cases, in a fresh process whose every socket
 connect and address look-up is logged, inside a network namespace with no interface up (``unshare
 -n``, when the machine allows it), scores every case (0 errors), resolves and connects to nothing,
@@ -21,7 +22,6 @@ import pytest
 
 from tests.conftest import CANONICAL, ROOT
 
-METRICS = {"phoenix.faithfulness": "phoenix.evals", "opik.hallucination": "opik"}
 HANG_GUARD_S = 900
 """Seconds a run may take before it counts as hung (Opik's imports alone take minutes on a loaded machine)."""
 
@@ -85,10 +85,12 @@ def status_counts(out) -> dict:
         store.close()
 
 
-@pytest.mark.parametrize("metric", sorted(METRICS))
-def test_a_default_run_scores_every_case_offline_and_writes_only_its_run_dir(metric, tmp_path):
-    pytest.importorskip(METRICS[metric])
-    home, cwd, out, log, env = sandbox(tmp_path, ("OPIK_", "MLFLOW_", "PHOENIX_"))
+def scores_offline(metric: str, module: str, tmp_path, drop: tuple[str, ...]) -> None:
+    """A default run of ``metric`` (its vendor ``module`` installed, else skipped) scores every canonical case offline
+    and writes only its run directory; ``drop``: the prefixes of the vendor's own settings, taken out of the
+    environment. A vendor's folder calls it from its offline test (``kit/test_offline.py``)."""
+    pytest.importorskip(module)
+    home, cwd, out, log, env = sandbox(tmp_path, drop)
     cmd = _unshare() + [sys.executable, "-c", CLI, "run", "--cases", CANONICAL, "--metrics", metric,
                         "--out", str(out), "--run-id", "offline", "--no-progress"]
     try:   # the timeout is a hang guard (a run that never exits), not a speed check

@@ -61,6 +61,8 @@ def test_no_local_file_enters_the_wheel_or_the_sdist(built):
     # one import name: the top-level reports/, adapters/ and harness_cli.py are inside harness/ (issue 34)
     assert {n.split("/")[0] for n in names if not n.startswith("groundedness_harness-")} == {"harness"}
     assert "harness/reports/build.py" in names and "harness/adapters/inhouse/span.py" in names
+    # a vendor's switches ship with its adapter; its test kit (adapters/<vendor>/kit/, test code) does not
+    assert "harness/adapters/ragas/switches.py" in names and [n for n in names if "/kit/" in n] == []
     assert "harness/console.py" in names and "harness/reports/review/static/review.js" in names
     members = [m.split("/", 1)[-1] for m in tarfile.open(sdist).getnames()]
     assert "pyproject.toml" in members and "uv.lock" in members

@@ -5,7 +5,7 @@ import json
 import sqlite3
 
 from harness.cases.load import CaseSet
-from harness.metric.vendor_env import FORCED
+from harness.metric.vendor_env import forced
 from harness.run.runner import RunOptions, run
 from harness.store.runstore import RunStore
 
@@ -51,7 +51,7 @@ def test_two_workers_give_the_store_one_process_gives_and_force_the_vendor_switc
     seen = [json.load(open(p)) for p in glob.glob(str(probes / "*.json"))]
     assert len(seen) == 2, "each worker process made judge calls"
     for s in seen:
-        assert s["env"] == FORCED
+        assert s["env"] == forced()
         mods = s["modules"]
         for vendor in VENDOR_MODULES:       # the switches were forced before any vendor was imported
             assert mods.index("harness.metric.vendor_env") < mods.index(vendor), vendor

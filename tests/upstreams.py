@@ -55,9 +55,9 @@ class _Probing(_Failing):
         if cell.case == self.die_on:
             os._exit(9)
         if cell.metric.split(".")[0] in ("ragas", "deepeval", "trulens"):   # each vendor call: the latest view
-            from harness.metric.vendor_env import FORCED
+            from harness.metric.vendor_env import forced
 
             with open(os.path.join(self.out_dir, f"{os.getpid()}.json"), "w") as fh:
-                json.dump({"pid": os.getpid(), "env": {k: os.environ.get(k) for k in FORCED},
+                json.dump({"pid": os.getpid(), "env": {k: os.environ.get(k) for k in forced()},
                            "modules": list(sys.modules)}, fh)
         return await self.inner.complete(cell, body)

@@ -27,7 +27,8 @@ import math
 
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.judge import loopback
-from harness.metric.protocol import Endpoint, LabelReading, register
+from harness.metric.endpoint import Endpoint
+from harness.metric.protocol import LabelReading, register
 
 CONTEXT_JOIN = "\n\n"
 """How the passages become Azure's one ``context`` string."""

@@ -19,7 +19,7 @@ import json
 from harness.adapters.azure.groundedness import NOTHING_TO_GROUND, AzureGroundedness
 from harness.core.errors import UnrecognisedRequest
 from harness.core.records import Case
-from harness.metric.protocol import JudgeRequest
+from harness.metric.judge_request import JudgeRequest
 
 DEFINITION = "**Groundedness** refers to how well an answer is anchored in the provided context"
 TASKS = "\n# Tasks\n"

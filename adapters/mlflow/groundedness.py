@@ -30,7 +30,8 @@ import asyncio
 from harness.adapters.mlflow._retries import SHIM, no_vendor_retries
 from harness.core.records import Case, CellResult, UnitVerdict
 from harness.judge import loopback
-from harness.metric.protocol import Endpoint, LabelReading, register
+from harness.metric.endpoint import Endpoint
+from harness.metric.protocol import LabelReading, register
 
 SCORES = {"yes": 1.0, "no": 0.0}
 """MLflow's value -> the cell's score."""

@@ -19,7 +19,7 @@ import json
 from harness.adapters.mlflow.groundedness import MlflowGroundedness
 from harness.core.errors import UnrecognisedRequest
 from harness.core.records import Case
-from harness.metric.protocol import JudgeRequest
+from harness.metric.judge_request import JudgeRequest
 
 PROMPT_START = "Consider the following claim and document. You must determine whether claim is supported"
 ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>\n</claim>"

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from harness.adapters.opik import _shims
 from harness.core.records import Case, CellResult, UnitVerdict
-from harness.metric.protocol import Endpoint, LabelReading, Shim, register
+from harness.metric.endpoint import Endpoint
+from harness.metric.protocol import LabelReading, Shim, register
 
 DEVIATIONS = """Deviations from stock use (each with its reason):
 

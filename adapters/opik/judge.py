@@ -19,7 +19,7 @@ import json
 from harness.adapters.opik.hallucination import OpikHallucination
 from harness.core.errors import UnrecognisedRequest
 from harness.core.records import Case
-from harness.metric.protocol import JudgeRequest
+from harness.metric.judge_request import JudgeRequest
 
 SYSTEM_START = ("You are an expert judge tasked with evaluating the faithfulness of an AI-generated answer "
                 "to the given context.")

@@ -20,7 +20,8 @@ How it is run (the vendor's documented usage, pointed at the cell):
 from __future__ import annotations
 
 from harness.core.records import Case, CellResult, UnitVerdict
-from harness.metric.protocol import Endpoint, LabelReading, register
+from harness.metric.endpoint import Endpoint
+from harness.metric.protocol import LabelReading, register
 
 CONTEXT_JOIN = "\n\n"
 """How the passages become Phoenix's one ``context`` string."""

@@ -18,7 +18,7 @@ import json
 from harness.adapters.phoenix.faithfulness import PhoenixFaithfulness
 from harness.core.errors import UnrecognisedRequest
 from harness.core.records import Case
-from harness.metric.protocol import JudgeRequest
+from harness.metric.judge_request import JudgeRequest
 
 TEMPLATE_START = "In this task, you will be presented with a query, some context and a response."
 TEMPLATE_END = "Is the response above faithful or unfaithful based on the query and context?"

@@ -57,7 +57,7 @@ class GatewayEndpoint(TruEndpoint):
     ``JudgeHTTPError``), which the gateway has already retried with its own attempts and budget."""
 
     def _can_retry(self, e: Exception) -> bool:
-        from harness.metric.protocol import JudgeHTTPError  # noqa: PLC0415
+        from harness.metric.endpoint import JudgeHTTPError  # noqa: PLC0415
 
         import openai  # noqa: PLC0415 - imported by TruLens already
 
@@ -74,7 +74,7 @@ class GatewayProvider(LLMProvider):
     _caps: Any = pydantic.PrivateAttr(default_factory=_sequence.Capabilities)
 
     def __init__(self, endpoint):
-        """``endpoint``: the cell's :class:`harness.metric.protocol.Endpoint`."""
+        """``endpoint``: the cell's :class:`harness.metric.endpoint.Endpoint`."""
         super().__init__(model_engine=endpoint.model,
                          endpoint=GatewayEndpoint(name="harness-gateway", rpm=RPM, _register_instance=False))
         self._client = endpoint.openai()

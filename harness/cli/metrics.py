@@ -67,10 +67,10 @@ def probe_imports(names: list[str]) -> dict[str, str | None]:
     subprocess with the vendor switches forced (telemetry off, no dotenv) and ``sys.path`` this process's, a few at a
     time: metric -> None when it imported, else the reason (the exception, or how the subprocess ended)."""
     from harness.metric import registry  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.metric.vendor_env import FORCED  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.metric.vendor_env import forced  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     todo = [n for n in names if callable(getattr(registry.get(n), "prepare", None))]
-    env = {**os.environ, **FORCED, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    env = {**os.environ, **forced(), "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 
     def one(name: str) -> str | None:
         try:

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 from harness.core.records import Case
 from harness.metric import registry
-from harness.metric.protocol import JudgeRequest, UnrecognisedRequest
+from harness.metric.judge_request import JudgeRequest
+from harness.metric.protocol import UnrecognisedRequest
 
 REFERENCE_VERSION = "1"
 """Version of the label table above."""

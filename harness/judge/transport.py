@@ -6,7 +6,7 @@ inside a run that client carries a :class:`GatewayTransport`, so a judge call is
 request body the SDK encoded is parsed once, the reply dict is encoded once for the SDK to parse,
 and nothing else is encoded, framed or copied. The harness's own scorers (in-house, baseline,
 cascade) skip even that: :meth:`GatewayTransport.post` hands their request dict to the gateway and
-its reply dict back (:meth:`harness.metric.protocol.Endpoint.post_json`).
+its reply dict back (:meth:`harness.metric.endpoint.Endpoint.post_json`).
 
 The cell of a request comes from its URL path, ``/cell/<run>/<case>/<metric>/v1/<route>``, exactly
 as on the loopback server (each part URL-quoted), or from the ``X-Harness-Cell`` header on
@@ -141,7 +141,7 @@ class GatewayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
 
     async def post(self, raw_path: bytes, body: dict, timeout_s: float | None) -> tuple[int, dict]:
         """A POST of an already built JSON body, answered with no HTTP model at all: the harness's own
-        scorers' path (:meth:`harness.metric.protocol.Endpoint.post_json`). The request dict reaches
+        scorers' path (:meth:`harness.metric.endpoint.Endpoint.post_json`). The request dict reaches
         :meth:`~harness.judge.gateway.Gateway.handle` as it is (no encoding, no parsing) and the reply dict
         comes back as the gateway made it; routing, shielding and the timeout are those of
         :meth:`handle_async_request`. Raises ``TimeoutError`` when no answer came in time."""

@@ -1,4 +1,6 @@
-"""The plug-in contract a third-party metric imports: the Protocol, the endpoint, registration.
+"""The plug-in contract a third-party metric imports: the Protocol and registration (:mod:`harness.metric.protocol`,
+the one file to read), the endpoint (:mod:`harness.metric.endpoint`), the reference judge's request
+(:mod:`harness.metric.judge_request`) and the records a class declares (:mod:`harness.metric.declare`).
 
 Layer: imports only :mod:`harness.core`. The documented imports stay short::
 
@@ -7,17 +9,10 @@ Layer: imports only :mod:`harness.core`. The documented imports stay short::
 The vendor switches (telemetry off, no dotenv, no hub downloads: :mod:`harness.metric.vendor_env`) are set by
 whatever runs the harness (the command, its workers, ``harness.evaluate``), never by importing this package.
 """
-from harness.metric.protocol import (
-    Endpoint,
-    JudgeHTTPError,
-    JudgeRequest,
-    LabelReading,
-    Metric,
-    RunOption,
-    Shim,
-    UnitCredit,
-    UnrecognisedRequest,
-    register,
-)
+from harness.core.errors import UnrecognisedRequest
+from harness.metric.declare import LabelReading, RunOption, Shim, UnitCredit
+from harness.metric.endpoint import Endpoint, JudgeHTTPError
+from harness.metric.judge_request import JudgeRequest
+from harness.metric.protocol import Metric, register
 
 __all__ = ["Endpoint", "JudgeHTTPError", "JudgeRequest", "LabelReading", "Metric", "RunOption", "Shim", "UnitCredit", "UnrecognisedRequest", "register"]

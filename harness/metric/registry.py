@@ -9,6 +9,7 @@ names get a "did you mean" list.
 from __future__ import annotations
 
 import difflib
+import importlib
 import os
 import sys
 from importlib import metadata
@@ -22,6 +23,7 @@ GROUP = "groundedness_harness.metrics"
 
 _found: dict[str, type] | None = None
 _apart: dict[str, type] = {}
+_folders: list[str] | None = None
 """Metrics whose vendor installs alone (``installs_alone``) and is not installed in this environment."""
 
 
@@ -83,6 +85,28 @@ def findable(module: str) -> bool:
     return False
 
 
+def folders() -> list[str]:
+    """The package of every declared metric (its vendor's folder), from the entry points, nothing imported:
+    ``harness.adapters.ragas`` for ``harness.adapters.ragas.faithfulness:RagasFaithfulness``. A vendor's folder
+    holds its switches (``switches.py``, read by :mod:`harness.metric.vendor_env`) and its test kit (``kit/``)."""
+    global _folders
+    if _folders is None:
+        out: list[str] = []
+        for ep in metadata.entry_points(group=GROUP):
+            folder = ep.value.partition(":")[0].strip().rpartition(".")[0]
+            if folder and folder not in out:
+                out.append(folder)
+        _folders = out
+    return list(_folders)
+
+
+def folder_part(folder: str, part: str):
+    """The module ``<folder>.<part>`` (e.g. ``switches``, ``kit.realistic``) imported, or None where the vendor's
+    folder has none."""
+    name = f"{folder}.{part}"
+    return importlib.import_module(name) if findable(name) else None
+
+
 def apart() -> dict[str, str]:
     """Metrics declared here whose vendor installs alone and is not installed in this environment:
     name -> how to get it (the class's ``installs_alone``). They are not in :func:`names`."""
@@ -92,8 +116,8 @@ def apart() -> dict[str, str]:
 
 def refresh() -> None:
     """Forget what was discovered (after installing a distribution at run time)."""
-    global _found
-    _found = None
+    global _found, _folders
+    _found = _folders = None
     _apart.clear()
 
 

@@ -13,55 +13,42 @@ import contextlib
 import os
 import threading
 
-FORCED = {
-    # Ragas: telemetry is on by default; only the literal "true" turns it off.
-    "RAGAS_DO_NOT_TRACK": "true",
-    # DeepEval: PostHog telemetry, .env autoload from the CWD, the legacy key file, the update check.
-    "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
-    "DEEPEVAL_DISABLE_DOTENV": "1",
-    "DEEPEVAL_DISABLE_LEGACY_KEYFILE": "1",
-    "DEEPEVAL_UPDATE_WARNING_OPT_IN": "0",
-    # DeepEval retries 5xx/429/connection errors itself and cuts attempts at 88.5 s, under the
-    # gateway's own retries and per-call timeout: one attempt, no vendor timeout (the harness owns both).
-    "DEEPEVAL_RETRY_MAX_ATTEMPTS": "1",
-    "DEEPEVAL_DISABLE_TIMEOUTS": "1",
-    # LangChain / LangSmith tracing.
+from harness.metric import registry
+
+COMMON = {
+    # Libraries under several vendors. LangChain / LangSmith tracing.
     "LANGCHAIN_TRACING_V2": "false",
     "LANGSMITH_TRACING": "false",
-    # LiteLLM (under Opik): the bundled price map, not the fetch of the remote one at import.
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    # Opik: no trace logging to its server (Comet's cloud by default), no product analytics (it resolves
-    # stats.comet.com when a metric is created, even with tracking off), no Sentry error reports, no
-    # Opik callback in LiteLLM's calls.
-    "OPIK_TRACK_DISABLE": "true",
-    "OPIK_ANALYTICS_ENABLE": "false",
-    "OPIK_SENTRY_ENABLE": "false",
-    "OPIK_ENABLE_LITELLM_MODELS_MONITORING": "false",
-    # No model or data hubs.
+    # No model or data hubs (the vendors' and the harness's own embedded model).
     "HF_HUB_OFFLINE": "1",
     "HF_DATASETS_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
     "HF_HUB_DISABLE_TELEMETRY": "1",
-    # trulens: no OTEL tracing export.
-    "TRULENS_OTEL_TRACING": "0",
-    # MLflow: usage telemetry (it records every judge invocation). MLflow has no tracing switch; its judges
-    # open no trace and the harness never calls MLflow tracking or tracing.
-    "MLFLOW_DISABLE_TELEMETRY": "true",
-    # MLflow's judges fetch a model catalog from GitHub on their first call (context size, cost); empty: the
-    # catalog bundled in the package only.
-    "MLFLOW_MODEL_CATALOG_URI": "",
-    # Azure AI Evaluation: azure-core's distributed tracing off; promptflow's tracing off should promptflow be
-    # installed beside it; the package's own prompty runner, never promptflow's (the stock default, forced).
-    # Its telemetry to Azure lives in `evaluate()` uploads, which the harness never calls.
-    "AZURE_TRACING_ENABLED": "false",
-    "PF_DISABLE_TRACING": "true",
-    "AI_EVALS_USE_PF_PROMPTY": "false",
 }
+"""The switches no one vendor owns; each vendor's own are ``SWITCHES`` in its folder's ``switches.py``."""
+
+
+def forced() -> dict[str, str]:
+    """Every switch: :data:`COMMON` and each installed vendor's ``switches.py`` (``SWITCHES``, a dict of
+    variable -> value), found from the metrics' entry points (:func:`harness.metric.registry.folders`) without
+    importing any vendor code. Two vendors forcing one variable to different values is an error.
+
+    >>> forced()["RAGAS_DO_NOT_TRACK"], forced()["HF_HUB_OFFLINE"]
+    ('true', '1')
+    """
+    out, owner = dict(COMMON), dict.fromkeys(COMMON, "harness.metric.vendor_env")
+    for folder in registry.folders():
+        mod = registry.folder_part(folder, "switches")
+        for k, v in (getattr(mod, "SWITCHES", None) or {}).items():
+            if out.get(k, v) != v:
+                raise ValueError(f"vendor switch {k}: {owner[k]} forces {out[k]!r}, {folder}.switches {v!r}")
+            out[k], owner[k] = v, f"{folder}.switches"
+    return out
 
 
 def quiet_vendors() -> None:
-    """Force the switches above into ``os.environ`` for the rest of this process (a process the harness owns)."""
-    os.environ.update(FORCED)
+    """Force the switches (:func:`forced`) into ``os.environ`` for the rest of this process (a process the harness owns)."""
+    os.environ.update(forced())
 
 
 _held = 0
@@ -89,7 +76,7 @@ def switches():
         if _held == 0:
             _saved.clear()
             _saved.update(os.environ)
-            os.environ.update(FORCED)
+            os.environ.update(forced())
         _held += 1
     try:
         yield

@@ -45,8 +45,8 @@ from harness.judge.upstream import (
     repeat_label,
 )
 from harness.metric import registry
+from harness.metric.endpoint import Endpoint
 from harness.metric.http import Pools
-from harness.metric.protocol import Endpoint
 from harness.metric.vendor_env import IMPORT_LOCK
 
 CELL_GRACE_S = 10.0

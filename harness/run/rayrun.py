@@ -33,7 +33,7 @@ import os
 import socket
 
 from harness.judge.pace import for_workers
-from harness.metric.vendor_env import FORCED
+from harness.metric.vendor_env import forced
 from harness.run.cellwork import CellWorker, WorkerFailed
 
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_USAGE_STATS_PROMPT_ENABLED": "0"}
@@ -64,7 +64,7 @@ def connect(address: str):
 
     _reachable(address)
     node_ip = os.environ.get("HARNESS_RAY_NODE_IP") or "127.0.0.1"
-    env = {**FORCED, **RAY_ENV, **({} if os.environ.get("HARNESS_RAY_NODE_IP") else LOOPBACK_ENV)}
+    env = {**forced(), **RAY_ENV, **({} if os.environ.get("HARNESS_RAY_NODE_IP") else LOOPBACK_ENV)}
     try:
         ray.init(address=address, _node_ip_address=None if address.startswith("ray://") else node_ip,
                  runtime_env={"env_vars": env}, logging_level="WARNING",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections import Counter, defaultdict
 
-from harness.metric.protocol import card_text_path
+from harness.metric.paths import card_text_path
 from harness.reports.analysis.alignment import align, units_from_frame
 
 

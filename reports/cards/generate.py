@@ -20,7 +20,7 @@ from harness.core.records import LABELS
 from harness.judge.accounting import parse_prices
 from harness.judge.reference import REFERENCE_VERSION
 from harness.metric import registry
-from harness.metric.protocol import card_text_path
+from harness.metric.paths import card_text_path
 from harness.reports.analysis import agreement, cost, facts, frontier, stability
 from harness.reports.analysis import card_facts as F
 from harness.reports.analysis.behaviours import answers

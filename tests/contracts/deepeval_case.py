@@ -54,7 +54,7 @@ def step_of_body(body: dict) -> str:
     output, else from the prompt's first words (the plain-text protocol DeepEval uses for a model id
     its registry does not know)."""
     from harness.adapters.deepeval.judge import step_of
-    from harness.metric.protocol import JudgeRequest
+    from harness.metric.judge_request import JudgeRequest
 
     return step_of(JudgeRequest("deepeval.faithfulness", None, body))
 

@@ -1,7 +1,8 @@
 """The realistic test judge: a deterministic stand-in for a real LLM, served OpenAI-compatibly.
 
-It never reads annotations. It recognises each vendor's step from the prompt
-(:mod:`tests.judges.steps`, :mod:`tests.judges.steps_trulens`), reads the answer and the contexts
+It never reads annotations. It recognises each vendor's step from the prompt (each vendor's handler is
+``kit/realistic.py`` in its folder, found through the metrics' entry points: :mod:`tests.kits`; the shared
+parts are :mod:`tests.judges.steps` and :mod:`tests.judges.text`), reads the answer and the contexts
 out of the prompt, and answers as a model would: its own split and paraphrase of statements,
 verdicts by word overlap with the context, evidence quotes of which about half are altered (a
 comma, a final stop, an ellipsis) and a few invented; and, like real judges, it wraps some JSON
@@ -81,7 +82,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from harness.judge.batch import BatchService, is_batch_route
 
-from tests.judges import steps, steps_azure, steps_minicheck, steps_mlflow, steps_more, steps_trulens
+from tests import kits
+from tests.judges import steps
 from tests.judges.formats import format_of, render_formatted
 from tests.judges.responses_api import messages_of, response_object
 from tests.judges.text import count_tokens
@@ -197,6 +199,8 @@ class RealisticJudge:
         self.sampling = sampling
         """``tests.judges.sampling.Sampling``: seeded variation between repeats of a request (None: none)."""
         self.books = Books()
+        self.handlers = sorted(kits.parts("realistic").values(), key=lambda m: m.ORDER)
+        """The vendors' handlers (``kit/realistic.py``), in their ``ORDER``."""
         self.batches = BatchService(self.batch_answer, hold=batch_hold, end=batch_end, error_ids=batch_error_ids)
         """The judge's files and batches endpoints (module docstring)."""
 
@@ -224,12 +228,11 @@ class RealisticJudge:
         constraint; the verdicts themselves follow from the text alone."""
         h = digest(msgs) + salt
         rng, quotes = random.Random(h + ":content"), random.Random(h + ":quotes")
-        for handler in (steps.ragas, steps.deepeval, steps_more.phoenix, steps_mlflow.mlflow, steps_more.opik, steps_azure.azure):
-            a = handler(msgs, rng)
+        for kit in self.handlers:
+            a = kit.answer(msgs, rng, quotes)
             if a is not None:
                 return a
-        return (steps.inhouse(msgs, rng, quotes) or steps_trulens.trulens(msgs, rng, quotes)
-                or steps_minicheck.minicheck(msgs))
+        return None
 
     def render(self, a: steps.Answer, noise_rng: random.Random) -> str:
         n = self.noise if not a.clean else Noise.none()
@@ -270,12 +273,20 @@ class RealisticJudge:
         resp = {"id": f"chatcmpl-rj-{h[:16]}", "object": "chat.completion", "created": 1764547200,
                 "model": body.get("model") or MODEL,
                 "choices": [{"index": 0, "finish_reason": "length" if cut else "stop",
-                             "logprobs": steps_minicheck.logprobs(msgs, body) if self.logprobs else None,
+                             "logprobs": self.logprobs_of(msgs, body) if self.logprobs else None,
                              "message": {"role": "assistant", "content": str(content) if cut else content,
                                          "refusal": refusal}}]}
         if usage:
             resp["usage"] = usage
         return resp
+
+    def logprobs_of(self, msgs: list[tuple[str, str]], body: dict) -> dict | None:
+        """The reply's ``logprobs`` from the first handler that gives them for this request (None: none does)."""
+        for kit in self.handlers:
+            lp = kit.logprobs(msgs, body) if hasattr(kit, "logprobs") else None
+            if lp is not None:
+                return lp
+        return None
 
     def respond(self, body: dict) -> dict | None:
         """A ``response`` for a Responses API request (None: its ``input`` is not readable)."""

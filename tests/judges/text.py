@@ -233,6 +233,21 @@ def alter_quote(quote: str, context: str, kind: str) -> str:
     return quote + "."
 
 
+def between(text: str, start: str, end: str) -> str | None:
+    """The text between the last ``start`` and the last ``end`` (None: not both there, in that order).
+
+    >>> between("<a>\nx\n</a>", "<a>\n", "\n</a>")
+    'x'
+    """
+    i, j = text.rfind(start), text.rfind(end)
+    return text[i + len(start):j] if 0 <= i and i + len(start) <= j else None
+
+
+def rated(answer: str, context: str, rng: random.Random) -> list[tuple[str, str]]:
+    """(statement, support label) for each of the judge's own statements of ``answer``."""
+    return [(s, support(s, context)[0]) for s in statements(answer, rng)]
+
+
 def count_tokens(text: str) -> int:
     """The judge's token count: words and punctuation marks.
 

@@ -45,3 +45,12 @@ def azure(messages: list[tuple[str, str]], rng: random.Random) -> Answer | None:
         score, why = 5, "every statement of the response is supported by the context."
     return Answer("azure.groundedness", {"reason": f"Let's think step by step: {why}", "score": score,
                                          "status": "completed"})
+
+
+ORDER = 60
+"""Where the realistic judge tries this vendor's handler among the vendors' (lower first; the first answer wins)."""
+
+
+def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
+    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    return azure(messages, rng)

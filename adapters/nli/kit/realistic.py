@@ -9,6 +9,7 @@ for them, as OpenAI and vLLM do; otherwise ``logprobs`` is null, as chat-only se
 from __future__ import annotations
 
 import math
+import random
 
 from tests.judges import text as T
 from tests.judges.steps import Answer
@@ -58,3 +59,12 @@ def logprobs(messages: list[tuple[str, str]], body: dict) -> dict | None:
     top = [{"token": t, "logprob": math.log(q), "bytes": list(t.encode())}
            for t, q in cands[:max(1, int(body.get("top_logprobs") or 1))]]
     return {"content": [{**top[0], "top_logprobs": top}], "refusal": None}
+
+
+ORDER = 90
+"""Where the realistic judge tries this vendor's handler among the vendors' (lower first; the first answer wins)."""
+
+
+def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
+    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    return minicheck(messages)

@@ -80,3 +80,12 @@ def citation(user: str) -> Answer | None:
     why = "; ".join(f"[{n}] {'supports' if ok else 'does not support'} its claim" for n, ok in checks) or "no markers"
     return Answer("trulens.citation", {"criteria": "Each [N] marker points to a passage that supports its claim.",
                                        "supporting_evidence": why, "score": score})
+
+
+ORDER = 80
+"""Where the realistic judge tries this vendor's handler among the vendors' (lower first; the first answer wins)."""
+
+
+def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
+    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    return trulens(messages, rng, quotes)

@@ -2,11 +2,11 @@
 straight at a judge's base URL. Runs in the azure environment (``.venv-azure``: the vendor installs
 alone).
 
-A standalone script in the style of ``tests/stock_usage_more.py``: it imports no module of the project
+A standalone script in the style of ``tests/stock_common.py``: it imports no module of the project
 (``harness``, ``adapters``, ``reports``, ``tests``; it lists any it finds in ``sys.modules`` before it
 answers) and reads no setting of the project's. The test copies it into a temporary folder and runs:
 
-    python stock_usage_azure.py MODEL CASES.json BASE_URL
+    python stock.py MODEL CASES.json BASE_URL
 
 ``CASES.json`` is a list of ``{"id", "question", "answer", "contexts": [str, ...]}``. It prints one JSON
 line, ``{"cells": {case_id: [score, exception_type, message, status]}, "project_modules": [...]}``

@@ -49,3 +49,12 @@ def mlflow(messages: list[tuple[str, str]], rng: random.Random) -> Answer | None
                                                                            f"The document does not support: {bad[0]}"})
     return Answer("mlflow.groundedness", {"result": "yes", "rationale": "Let's think step by step. "
                                                                         "Every statement is in the document."})
+
+
+ORDER = 40
+"""Where the realistic judge tries this vendor's handler among the vendors' (lower first; the first answer wins)."""
+
+
+def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
+    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    return mlflow(messages, rng)
