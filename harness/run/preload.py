@@ -26,6 +26,7 @@ ENV = "HARNESS_FORKSERVER_PRELOAD"
 
 FACTS: dict | None = None
 """Once the imports are done: ``metrics`` (those whose vendor was imported here), ``failed`` (metric -> why),
+``began`` and ``ready`` (epoch seconds: when the imports began and ended; a worker is forked after ``ready``),
 ``import_s`` and ``import_cpu_s`` (wall and CPU seconds, paid once for every worker), ``pid``."""
 
 
@@ -61,8 +62,9 @@ def _preload(raw: str) -> dict:
     # each worker finds the metrics again with its own sys.path (the runner's): a metric registered there but not
     # here (a plugin on a path the runner added) is not hidden by what this process found
     registry.refresh()
-    return {"metrics": done, "failed": failed, "import_s": round(time.time() - began, 3),
-            "import_cpu_s": round(time.process_time() - cpu0, 3), "pid": os.getpid()}
+    return {"metrics": done, "failed": failed, "began": began, "ready": time.time(),
+            "import_s": round(time.time() - began, 3), "import_cpu_s": round(time.process_time() - cpu0, 3),
+            "pid": os.getpid()}
 
 
 def _main() -> None:
