@@ -24,10 +24,13 @@ Speed is measured here, never in tests.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -50,6 +53,47 @@ def judge_bound(r: dict, latency_ms: int, concurrency: int) -> float:
     return sum(r["rounds"].values()) * latency_ms / 1000.0 / concurrency
 
 
+class LoadWatch:
+    """The machine's 1-minute load average, read every second while a block runs: its mean and its largest."""
+
+    def __init__(self):
+        self.seen: list[float] = []
+        self._stop = threading.Event()
+
+    def __enter__(self):
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+        return self
+
+    def _watch(self):
+        while True:
+            self.seen.append(os.getloadavg()[0])
+            if self._stop.wait(1.0):
+                return
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.seen) if self.seen else 0.0
+
+    @property
+    def peak(self) -> float:
+        return max(self.seen, default=0.0)
+
+
+def overlap(store: str) -> dict | None:
+    """What the runner scored itself while the forkserver imported (the run store's ``overlap``), or None."""
+    db = sqlite3.connect(store)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'overlap'").fetchone()
+    finally:
+        db.close()
+    return json.loads(row[0]) if row else None
+
+
 def one_setting(tmp: str, size: int, latency_ms: int, repeats: int, cores: int, concurrency: int) -> dict:
     """Median wall per way of choosing the workers, on ``size`` copies of the canonical cases; for each way the
     run of median wall with its CPU, its import cost, its judge-latency bound and wall / (imports + bound)."""
@@ -63,13 +107,16 @@ def one_setting(tmp: str, size: int, latency_ms: int, repeats: int, cores: int, 
     for i in range(repeats):
         for way, flags in ways.items():
             rid = f"x{size}-L{latency_ms}-{way}-{i}"
-            r = harness_run(cases, tmp, rid, "--no-report", "--judge-latency-ms", str(latency_ms),
-                            "--concurrency", str(concurrency), *flags)
+            with LoadWatch() as load:
+                r = harness_run(cases, tmp, rid, "--no-report", "--judge-latency-ms", str(latency_ms),
+                                "--concurrency", str(concurrency), *flags)
             imp_wall, imp_cpu = import_cost(r["startup"])
             jb = judge_bound(r, latency_ms, concurrency)
+            lead = overlap(r["store"])
             runs[way].append({"wall": r["wall"], "cpu": r["cpu"], "import_s": imp_wall, "import_cpu_s": imp_cpu,
                               "judge_bound": jb, "ratio": r["wall"] / (imp_wall + jb) if imp_wall + jb else None,
-                              "workers": len(r["startup"]) or 1, "load": os.getloadavg()[0]})
+                              "workers": len(r["startup"]) or 1, "load": load.mean, "load_peak": load.peak,
+                              "overlap_cells": lead["cells"] if lead else 0})
             cells = r["cells"]
             if way == "default":
                 picked.add(len(r["startup"]) or 1)
@@ -94,7 +141,26 @@ def show(s: dict, cores: int) -> None:
         print(f"  {label} ({m['workers']} process(es)): whole command {m['wall']:.1f} s wall, {m['cpu']:.1f} s CPU; "
               f"imports {m['import_s']:.1f} s wall ({m['import_cpu_s']:.1f} s CPU) + judge-latency bound "
               f"{m['judge_bound']:.1f} s = {m['import_s'] + m['judge_bound']:.1f} s; wall / (imports + bound) = "
-              f"{ratio}; load {m['load']:.1f} after it")
+              f"{ratio}; {m['overlap_cells']} cells scored by the runner during the imports; load {m['load']:.1f} "
+              f"mean, {m['load_peak']:.1f} peak during it")
+
+
+def table(settings: list[dict], cores: int) -> None:
+    """The done-when table of issue 38 item 1: per setting and way, the run of median wall against its own imports
+    plus its judge-latency bound (target for 2 workers: at most 1.1x), with its CPU and the load during it."""
+    print("\n| setting | way | workers | whole command wall / CPU | imports wall (CPU) | judge bound | "
+          "wall / (imports + bound) | load mean / peak |")
+    print("|---|---|---|---|---|---|---|---|")
+    for s in settings:
+        first = True
+        for way, label in (("1", "1 worker"), ("N", f"{cores} workers"), ("default", "default")):
+            m = s["mid"][way]
+            ratio = f"**{m['ratio']:.2f}x**" if m["ratio"] is not None else "n/a"
+            where = f"L={s['latency_ms']} ms, x{s['size']} ({s['cells']} cells)" if first else ""
+            first = False
+            print(f"| {where} | {label} | {m['workers']} | {m['wall']:.1f} s / {m['cpu']:.1f} s | "
+                  f"{m['import_s']:.1f} s ({m['import_cpu_s']:.1f} s) | {m['judge_bound']:.1f} s | {ratio} | "
+                  f"{m['load']:.1f} / {m['load_peak']:.1f} |")
 
 
 def main() -> None:
@@ -123,6 +189,7 @@ def main() -> None:
             s = one_setting(tmp, size, lat, repeats, cores, a.concurrency)
             show(s, cores)
             settings.append(s)
+    table(settings, cores)
     worst = max(settings, key=lambda s: s["ratio"])
     print(f"worst default / best fixed: {worst['ratio']:.2f} (L={worst['latency_ms']} ms, x{worst['size']}); "
           f"load average {os.getloadavg()[0]:.1f} at the end")
