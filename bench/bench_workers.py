@@ -15,7 +15,10 @@ the medians, the worker count the default picked (from the run store's start-up 
 For the run of median wall of each way it prints the whole command's wall and CPU (its workers and their
 forkserver included) against its own vendor imports (the forkserver's, paid once for every worker; or the
 slowest worker's) plus its judge-latency bound (every cell's serial judge rounds x L / concurrency), and
-``wall / (imports + bound)``.
+``wall / (imports + bound)`` (issue 38 item 1: at most 1.1x with 2 workers), the cells the runner scored itself
+during the imports (the run store's ``overlap``) and the machine's load average during the run (mean and peak,
+read every second: on a shared machine the wall times follow the load; CPU seconds are the steadier figure).
+At the end the same figures again as one Markdown table (setting x way), ready for bench/README.md.
 When the default picks the same count as the faster fixed choice the two are the same command, and the
 ratio shows only the noise between repeats.
 
