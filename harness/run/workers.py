@@ -46,6 +46,7 @@ import threading
 import time
 from multiprocessing.connection import wait
 
+from harness.metric import registry
 from harness.metric.vendor_env import quiet_vendors
 from harness.run.cellwork import CellWorker, WorkerFailed, plain_thread_pool, usable_cores
 from harness.run.vendorlog import VendorLog, log_path
@@ -145,9 +146,10 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
 
     ``here(cells)``: scores an iterable of cells in this process (the runner's in-process scorer, calling
     ``on_done`` itself). Given, and some of ``metrics`` have a vendor stack to import, the imports overlap with
-    scoring (:func:`overlap_first`): while the forkserver imports, this process scores the leading cells of
-    the metrics that import nothing (``tasks`` yields those first); the workers take the rest once they are
-    forked. ``on_here(facts)``: what that phase did (:func:`overlap_first`)."""
+    scoring: while the forkserver imports, this process scores the leading cells of the metrics that import
+    nothing (``tasks`` yields those first; :class:`_Lead`), and the workers take the rest once they are forked.
+    ``on_here(facts)``: what that phase did (``cells`` scored here; ``began``, ``first``, ``ended``: epoch
+    seconds; ``ended_by``: ``vendor cell``, ``workers`` (forked) or ``cells`` (none left); ``pid``)."""
 
     batch = batch or contextlib.nullcontext
 
@@ -170,8 +172,6 @@ def needs_import(metric: str) -> bool:
     >>> needs_import("inhouse.span"), needs_import("baseline.similarity"), needs_import("ragas.faithfulness")
     (False, False, True)
     """
-    from harness.metric import registry  # noqa: PLC0415 - the registry is loaded by then; kept off this module's top
-
     try:
         return callable(getattr(registry.get(metric), "prepare", None))
     except Exception:  # noqa: BLE001 - an unknown metric's cells say so in the worker; it imports nothing here
@@ -187,7 +187,7 @@ class _Lead:
         self.tasks, self.vendored, self.started = iter(tasks), vendored, started
         self.held: list = []
         self.count = 0
-        self.first = self.last = None
+        self.first = None
         self.ended_by = "cells"
 
     def __iter__(self):
