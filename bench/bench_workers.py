@@ -97,13 +97,19 @@ def overlap(store: str) -> dict | None:
     return json.loads(row[0]) if row else None
 
 
-def one_setting(tmp: str, size: int, latency_ms: int, repeats: int, cores: int, concurrency: int) -> dict:
+WAYS = ("1", "N", "default")
+"""The ways of choosing the workers: ``--workers 1``, ``--workers N`` (the usable cores), the default."""
+
+
+def one_setting(tmp: str, size: int, latency_ms: int, repeats: int, cores: int, concurrency: int,
+                only=WAYS) -> dict:
     """Median wall per way of choosing the workers, on ``size`` copies of the canonical cases; for each way the
     run of median wall with its CPU, its import cost, its judge-latency bound and wall / (imports + bound)."""
     with open(CANONICAL, encoding="utf-8") as fh:
         n = size * sum(1 for line in fh if line.strip())
     cases = copies(n, os.path.join(tmp, f"x{size}.jsonl"))
-    ways = {"1": ["--workers", "1"], "N": ["--workers", str(cores)], "default": []}
+    ways = {k: v for k, v in {"1": ["--workers", "1"], "N": ["--workers", str(cores)], "default": []}.items()
+            if k in only}
     runs: dict = {k: [] for k in ways}
     picked: set = set()
     cells = 0
@@ -126,19 +132,27 @@ def one_setting(tmp: str, size: int, latency_ms: int, repeats: int, cores: int, 
     walls = {k: [x["wall"] for x in v] for k, v in runs.items()}
     med = {k: statistics.median(v) for k, v in walls.items()}
     mid = {k: min(v, key=lambda x: abs(x["wall"] - med[k])) for k, v in runs.items()}
-    best = min(("1", "N"), key=lambda k: med[k])
+    fixed = [k for k in ("1", "N") if k in med]
+    best = min(fixed, key=lambda k: med[k]) if fixed else None
+    ratio = med["default"] / med[best] if best and "default" in med else None
     return {"size": size, "cases": n, "cells": cells, "latency_ms": latency_ms, "walls": walls, "median": med,
-            "best": best, "picked": sorted(picked), "ratio": med["default"] / med[best], "mid": mid}
+            "best": best, "picked": sorted(picked), "ratio": ratio, "mid": mid}
+
+
+def labels(s: dict, cores: int):
+    """(way, label) of the ways a setting ran, in order."""
+    names = {"1": "1 worker", "N": f"{cores} workers", "default": "default"}
+    return [(w, names[w]) for w in WAYS if w in s["mid"]]
 
 
 def show(s: dict, cores: int) -> None:
     runs = {k: " / ".join(f"{w:.1f}" for w in v) for k, v in s["walls"].items()}
-    best = "1 worker" if s["best"] == "1" else f"{cores} workers"
+    parts = [f"{label}{' (' + '/'.join(map(str, s['picked'])) + ' worker(s))' if way == 'default' else ''} "
+             f"{s['median'][way]:.1f} s ({runs[way]})" for way, label in labels(s, cores)]
+    verdict = f"; default / best fixed = {s['ratio']:.2f}" if s["ratio"] is not None else ""
     print(f"L={s['latency_ms']} ms, canonical x{s['size']} ({s['cases']} cases, {s['cells']} cells): "
-          f"1 worker {s['median']['1']:.1f} s ({runs['1']}); {cores} workers {s['median']['N']:.1f} s ({runs['N']}); "
-          f"default ({'/'.join(map(str, s['picked']))} worker(s)) {s['median']['default']:.1f} s ({runs['default']}); "
-          f"best fixed: {best}; default / best = {s['ratio']:.2f}")
-    for way, label in (("1", "1 worker"), ("N", f"{cores} workers"), ("default", "default")):
+          + "; ".join(parts) + verdict)
+    for way, label in labels(s, cores):
         m = s["mid"][way]
         ratio = f"{m['ratio']:.2f}x" if m["ratio"] is not None else "n/a"
         print(f"  {label} ({m['workers']} process(es)): whole command {m['wall']:.1f} s wall, {m['cpu']:.1f} s CPU; "
@@ -156,7 +170,7 @@ def table(settings: list[dict], cores: int) -> None:
     print("|---|---|---|---|---|---|---|---|")
     for s in settings:
         first = True
-        for way, label in (("1", "1 worker"), ("N", f"{cores} workers"), ("default", "default")):
+        for way, label in labels(s, cores):
             m = s["mid"][way]
             ratio = f"**{m['ratio']:.2f}x**" if m["ratio"] is not None else "n/a"
             where = f"L={s['latency_ms']} ms, x{s['size']} ({s['cells']} cells)" if first else ""
@@ -175,6 +189,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=8, help="--concurrency of every run (default 8, the CLI's)")
     ap.add_argument("--quick", action="store_true", help="canonical set only, one repeat (a smoke test)")
     ap.add_argument("--out", help="keep the runs here (default: a temporary directory)")
+    ap.add_argument("--ways", default=",".join(WAYS), help="which of 1, N (the cores) and default to run (default all)")
     a = ap.parse_args()
     from harness.run.workers import CELLS_PER_EXTRA_WORKER, default_workers  # noqa: PLC0415
 
@@ -189,13 +204,15 @@ def main() -> None:
     for lat in (int(x) for x in a.latencies.split(",")):
         sizes = "1" if a.quick else (a.sizes if lat == 0 else a.latent_sizes)
         for size in (int(x) for x in sizes.split(",")):
-            s = one_setting(tmp, size, lat, repeats, cores, a.concurrency)
+            s = one_setting(tmp, size, lat, repeats, cores, a.concurrency, tuple(a.ways.split(",")))
             show(s, cores)
             settings.append(s)
     table(settings, cores)
-    worst = max(settings, key=lambda s: s["ratio"])
-    print(f"worst default / best fixed: {worst['ratio']:.2f} (L={worst['latency_ms']} ms, x{worst['size']}); "
-          f"load average {os.getloadavg()[0]:.1f} at the end")
+    compared = [s for s in settings if s["ratio"] is not None]
+    if compared:
+        worst = max(compared, key=lambda s: s["ratio"])
+        print(f"worst default / best fixed: {worst['ratio']:.2f} (L={worst['latency_ms']} ms, x{worst['size']})")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":
