@@ -9,7 +9,9 @@ forkserver's only preload module, so importing it is the first thing the forkser
 3. imports the engine modules every worker uses, then the vendor stack of each metric named in the
    :data:`ENV` variable (JSON: ``metrics``, ``log_dir``) and nothing else, each under the same guard a worker uses:
    a metric whose vendor fails to import is noted and left to the worker, whose cells of that metric then say why.
+   Meanwhile a thread ends this process if the runner that started it is gone (the imports take seconds of CPU).
 
+The runner scores the cells that need no vendor while this runs (:func:`harness.run.workers.run_in_processes`).
 Every worker is then a fork of this process: it pays no vendor import of its own. :data:`FACTS` (wall and CPU
 seconds of the imports, done once here) is inherited by each worker, which reports it with its start-up facts.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 import warnings
 
@@ -26,6 +29,7 @@ ENV = "HARNESS_FORKSERVER_PRELOAD"
 
 FACTS: dict | None = None
 """Once the imports are done: ``metrics`` (those whose vendor was imported here), ``failed`` (metric -> why),
+``began`` and ``ready`` (epoch seconds: when the imports began and ended; a worker is forked after ``ready``),
 ``import_s`` and ``import_cpu_s`` (wall and CPU seconds, paid once for every worker), ``pid``."""
 
 
@@ -61,8 +65,9 @@ def _preload(raw: str) -> dict:
     # each worker finds the metrics again with its own sys.path (the runner's): a metric registered there but not
     # here (a plugin on a path the runner added) is not hidden by what this process found
     registry.refresh()
-    return {"metrics": done, "failed": failed, "import_s": round(time.time() - began, 3),
-            "import_cpu_s": round(time.process_time() - cpu0, 3), "pid": os.getpid()}
+    return {"metrics": done, "failed": failed, "began": began, "ready": time.time(),
+            "import_s": round(time.time() - began, 3), "import_cpu_s": round(time.process_time() - cpu0, 3),
+            "pid": os.getpid()}
 
 
 def _main() -> None:
@@ -79,11 +84,27 @@ def _main() -> None:
     from harness.metric.vendor_env import quiet_vendors  # noqa: PLC0415 - imports nothing of a vendor
 
     quiet_vendors()
+    done = threading.Event()
+    watch = threading.Thread(target=_end_with_runner, args=(os.getppid(), done), name="harness-preload-watch",
+                             daemon=True)
+    watch.start()
     try:
         FACTS = _preload(raw)
     except BaseException as e:  # noqa: BLE001 - a forkserver that fails here would fail every worker's start
         FACTS = {"metrics": [], "failed": {"*": f"{type(e).__name__}: {e}"[:200]}, "import_s": None,
                  "import_cpu_s": None, "pid": os.getpid()}
+    finally:
+        done.set()
+        watch.join()
+
+
+def _end_with_runner(runner: int, done: threading.Event) -> None:
+    """While the imports run, end this process the moment the runner that started it is gone (Ctrl-C, a kill):
+    the imports would otherwise go on for seconds of CPU for no run. Once they are done the forkserver's own
+    loop notices the runner's end (its "alive" pipe closes) and this thread has ended (none is left to fork)."""
+    while not done.wait(0.2):
+        if os.getppid() != runner:
+            os._exit(0)
 
 
 _main()

@@ -331,8 +331,17 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
             elif workers > 1:
                 from harness.run.workers import run_in_processes  # noqa: PLC0415 - lazy: optional import, its absence is handled here
 
+                # while the workers' forkserver imports the vendor stacks, this process scores the cells that
+                # need none, with the whole --concurrency (the workers are not forked yet) and its share of the pace
+                here_spec = replace(_worker_spec(opts, run_id, mode, cache, workers, remote=False),
+                                    concurrency=max(1, opts.concurrency))
+
+                def here(cells) -> None:
+                    asyncio.run(run_in_process(here_spec, cells, [], cache, on_done))
+
                 run_in_processes(spec, tasks(), workers, list(needed), on_done, batch=store.batch,
-                                 on_ready=startup.append, pin=opts.pin_workers)
+                                 on_ready=startup.append, pin=opts.pin_workers, here=here,
+                                 on_here=lambda facts: store.write_meta("overlap", facts))
             else:
                 asyncio.run(run_in_process(spec, tasks(), list(needed), cache, on_done,
                                            on_ready=lambda facts: startup.append({**facts, "worker": 0})))

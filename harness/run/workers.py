@@ -10,6 +10,14 @@ with every vendor it needs already imported (10-17 s of CPU per process otherwis
 ``--concurrency`` cells in flight). The forkserver is the run's: started for it, with its metrics, and stopped
 once its workers are gone.
 
+The imports overlap with scoring. A worker can be forked only once the forkserver's imports are done (10-17 s of
+CPU with every vendor); meanwhile the runner scores, in its own process with the whole ``--concurrency``, the
+cells of the metrics that import nothing (those with no ``prepare``: ``inhouse.span``, ``baseline.similarity``,
+``cascade.*``, ``nli.*``; the runner hands them out first), on the core the imports leave. It stops at the first
+cell of a metric with a vendor or as soon as the workers are forked, and the workers take every cell left. So a
+vendor cell is only ever scored in a fork of the forkserver (never in a process that lacked its imports), and the
+runner imports no vendor. The store's ``overlap`` fact says how many cells the runner scored, and when.
+
 Cells are streamed: a feeder thread in the runner walks the cells left to compute and puts them on
 a bounded queue (at most twice the cells the workers can hold in flight); idle workers take the next
 one, so a slow cell never holds up the others and the run's memory does not grow with its size.
@@ -38,6 +46,7 @@ import threading
 import time
 from multiprocessing.connection import wait
 
+from harness.metric import registry
 from harness.metric.vendor_env import quiet_vendors
 from harness.run.cellwork import CellWorker, WorkerFailed, plain_thread_pool, usable_cores
 from harness.run.vendorlog import VendorLog, log_path
@@ -73,47 +82,29 @@ def memory_workers() -> int:
     return max(1, kb * 1024 // WORKER_BYTES)
 
 
-def machine_load() -> float:
-    """Runnable processes on the machine, averaged over the last minute (0.0 where it cannot be read)."""
-    try:
-        return os.getloadavg()[0]
-    except (OSError, AttributeError):
-        return 0.0
-
-
-def idle_cores(cores: int, load: float) -> int:
-    """Cores the machine leaves free to this run: the cores less the load already on them, rounded to the nearest
-    whole core, at least one.
-
-    >>> idle_cores(2, 0.1), idle_cores(2, 0.9), idle_cores(2, 2.0), idle_cores(8, 3.2)
-    (2, 1, 1, 5)
-    """
-    return max(1, int(cores - max(0.0, load) + 0.5))
-
-
-def auto_workers(cells: int, judge_bound: bool, cores: int | None = None, load: float | None = None) -> int:
+def auto_workers(cells: int, judge_bound: bool, cores: int | None = None) -> int:
     """``--workers`` left unset: how many worker processes are fastest for a run of ``cells`` vendor cells.
 
     One, when the run is judge-bound (a real judge, whose calls take seconds: one process keeps every
-    call of ``--concurrency`` in flight, and a second only splits them while paying for its imports and
-    ~1 GB) or too small for a second worker's vendor imports to pay; else one more per
-    :data:`CELLS_PER_EXTRA_WORKER` cells, up to the cores the machine leaves idle (the load already on them
-    counts: on a 2-core machine at load 1-2, a second worker only takes turns with the other load, and measured
-    1.9x slower than one) and to what the memory available holds. The offline reference judge is CPU-bound even
-    with an injected latency of 200 ms per call (measured: 2 workers were faster there on a quiet machine).
+    call of ``--concurrency`` in flight, and a second only splits them while costing ~1 GB) or too small for
+    a second worker to pay; else one more per :data:`CELLS_PER_EXTRA_WORKER` cells, up to the machine's cores
+    and to what the memory available holds. The offline reference judge is CPU-bound even with an injected
+    latency of 200 ms per call.
 
-    >>> auto_workers(199, False, 2, 0.0), auto_workers(240, False, 2, 0.0), auto_workers(1920, False, 2, 0.0)
-    (1, 2, 2)
-    >>> auto_workers(1920, False, 2, 1.2), auto_workers(1920, False, 2, 2.5)
-    (1, 1)
-    >>> auto_workers(50000, True, 2, 0.0), auto_workers(50000, False, 4, 0.0) == min(4, memory_workers())
+    The load other programs put on the cores does not count. It once did (one worker on a busy 2-core machine),
+    when each worker imported the vendor stacks itself and a second worker cost ~17 s more CPU; with the imports
+    paid once, two workers used the CPU one does (21.7 s against 21.4 s on the canonical set, bench/README.md),
+    and a second process on a shared machine only gets the run a larger share of the cores.
+
+    >>> auto_workers(199, False, 2), auto_workers(240, False, 2), auto_workers(1920, False, 2) == min(2, memory_workers())
+    (1, 2, True)
+    >>> auto_workers(50000, True, 2), auto_workers(50000, False, 4) == min(4, memory_workers())
     (1, True)
     """
     cores = cores or default_workers()
     if judge_bound:
         return 1
-    free = idle_cores(cores, machine_load() if load is None else load)
-    return max(1, min(free, 1 + cells // CELLS_PER_EXTRA_WORKER, memory_workers()))
+    return max(1, min(cores, 1 + cells // CELLS_PER_EXTRA_WORKER, memory_workers()))
 
 
 def worker_cores(n: int) -> list[int] | None:
@@ -143,14 +134,22 @@ BURST = 64
 """At most this many finished cells waiting on the result queue are handed over together."""
 
 
-def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready=None, pin: bool = True) -> None:
+def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready=None, pin: bool = True,
+                     here=None, on_here=None) -> None:
     """Score every :class:`~harness.run.cellwork.CellTask` of the iterable ``tasks`` in ``n`` worker
     processes, calling ``on_done(CellDone)`` in this thread for each finished cell. ``batch``: a
     context-manager factory (the store's :meth:`~harness.store.runstore.RunStore.batch`) around the ``on_done``
     calls of the cells that were waiting together, so a burst of them is one commit. ``on_ready(facts)``:
-    a worker's start-up facts (:attr:`~harness.run.cellwork.CellWorker.startup`, with its index; its ``cores``
-    are those it ran on).
-    ``pin``: keep each worker on a core of its own (:func:`worker_cores`) when there are enough cores."""
+    a worker's start-up facts (:attr:`~harness.run.cellwork.CellWorker.startup`, with its index and process id;
+    its ``cores`` are those it ran on).
+    ``pin``: keep each worker on a core of its own (:func:`worker_cores`) when there are enough cores.
+
+    ``here(cells)``: scores an iterable of cells in this process (the runner's in-process scorer, calling
+    ``on_done`` itself). Given, and some of ``metrics`` have a vendor stack to import, the imports overlap with
+    scoring: while the forkserver imports, this process scores the leading cells of the metrics that import
+    nothing (``tasks`` yields those first; :class:`_Lead`), and the workers take the rest once they are forked.
+    ``on_here(facts)``: what that phase did (``cells`` scored here; ``began``, ``first``, ``ended``: epoch
+    seconds; ``ended_by``: ``vendor cell``, ``workers`` (forked) or ``cells`` (none left); ``pid``)."""
 
     batch = batch or contextlib.nullcontext
 
@@ -159,20 +158,126 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
     # warning filters from sys.warnoptions when it starts, so it cleans up without the warning.
     if QUIET_TRACKER not in sys.warnoptions:
         sys.warnoptions.append(QUIET_TRACKER)
-    with worker_context(list(metrics), getattr(spec, "log_dir", None)) as ctx:
-        _run_in_processes(ctx, spec, tasks, n, metrics, on_done, batch, on_ready, pin)
+    vendored = {m for m in metrics if needs_import(m)}
+    if not vendored:   # nothing to import: the workers are forked at once, and the overlap has nothing to hide
+        here = None
+    with worker_context(list(metrics), getattr(spec, "log_dir", None)) as (ctx, abort):
+        _run_in_processes(ctx, abort, spec, tasks, n, metrics, on_done, batch, on_ready, pin, here, on_here, vendored)
 
 
-def _run_in_processes(ctx, spec, tasks, n: int, metrics, on_done, batch, on_ready, pin: bool) -> None:
+def needs_import(metric: str) -> bool:
+    """Does the metric have a vendor stack to import (a ``prepare`` on its class)? Cells of the metrics that do
+    not can be scored by any process of the harness at any time.
+
+    >>> needs_import("inhouse.span"), needs_import("baseline.similarity"), needs_import("ragas.faithfulness")
+    (False, False, True)
+    """
+    try:
+        return callable(getattr(registry.get(metric), "prepare", None))
+    except Exception:  # noqa: BLE001 - an unknown metric's cells say so in the worker; it imports nothing here
+        return False
+
+
+class _Lead:
+    """The leading cells of ``tasks`` that this process may score while the workers are not forked yet:
+    cells of metrics outside ``vendored``, until the first cell of a vendored metric or until ``started`` is
+    set. The cell that ended it is kept (:attr:`held`) and handed to the workers first."""
+
+    def __init__(self, tasks, vendored: set, started: threading.Event):
+        self.tasks, self.vendored, self.started = iter(tasks), vendored, started
+        self.held: list = []
+        self.count = 0
+        self.first = None
+        self.ended_by = "cells"
+
+    def __iter__(self):
+        for task in self.tasks:
+            if task.metric in self.vendored or self.started.is_set():
+                self.held.append(task)
+                self.ended_by = "workers" if self.started.is_set() else "vendor cell"
+                return
+            self.count += 1
+            if self.first is None:
+                self.first = time.time()
+            yield task
+        self.ended_by = "cells"
+
+    def rest(self):
+        yield from self.held
+        yield from self.tasks
+
+
+def _run_in_processes(ctx, abort, spec, tasks, n: int, metrics, on_done, batch, on_ready, pin: bool, here,
+                      on_here, vendored: set) -> None:
     tasks_q = ctx.Queue(maxsize=max(2, 2 * n * spec.concurrency))
     results_q = ctx.Queue()
     cores = worker_cores(n) if pin else None
     procs = [ctx.Process(target=worker_main, args=(spec, list(metrics), tasks_q, results_q, i, os.getpid(),
                                                     cores[i] if cores else None),
                          name=f"harness-worker-{i}", daemon=True) for i in range(n)]
-    for p in procs:
-        p.start()
+    started = threading.Event()
     stop = threading.Event()
+    state: dict = {}
+    live: list = []          # the workers started so far
+    failed_start: list = []
+
+    def start_all():
+        # each start waits for the forkserver, which forks only once its preload (the vendor imports) is done
+        try:
+            for p in procs:
+                if stop.is_set():
+                    return
+                p.start()
+                live.append(p)
+        except BaseException as e:  # noqa: BLE001 - reported by the runner's thread
+            failed_start.append(e)
+        finally:
+            started.set()
+
+    starter = None
+    try:
+        if here is None:
+            for p in procs:
+                p.start()
+                live.append(p)
+        else:
+            starter = threading.Thread(target=start_all, name="harness-workers-start", daemon=True)
+            starter.start()
+            lead = _Lead(tasks, vendored, started)
+            began = time.time()
+            here(lead)   # this process scores the cells that need no vendor while the forkserver imports
+            tasks = lead.rest()
+            if on_here is not None:
+                on_here({"cells": lead.count, "began": began, "first": lead.first, "ended": time.time(),
+                         "ended_by": lead.ended_by, "pid": os.getpid()})
+            starter.join()
+        if failed_start:
+            e = failed_start[0]
+            raise WorkerFailed(f"the worker processes could not be started: {type(e).__name__}: {e}") from e
+        _serve_workers(procs, tasks, tasks_q, results_q, on_done, batch, on_ready, stop, state)
+    finally:
+        stop.set()
+        if starter is not None and starter.is_alive():   # interrupted while the forkserver imports: end it now
+            abort()
+            starter.join(30)
+        for p in live:
+            if p.is_alive() and not state.get("exited"):
+                p.terminate()
+        for p in live:
+            p.join(30)
+        for p in live:   # the forkserver ends only when its last worker has: none is left behind
+            if p.is_alive():
+                p.kill()
+                p.join(5)
+        tasks_q.cancel_join_thread()
+        if state.get("feeder") is not None:
+            state["feeder"].join(5)
+
+
+def _serve_workers(procs, tasks, tasks_q, results_q, on_done, batch, on_ready, stop, state) -> None:
+    """Feed ``tasks`` to the started workers and hand each finished cell to ``on_done``, until every worker
+    has exited (``state["exited"]`` then; ``state["feeder"]``: the feeding thread)."""
+    n = len(procs)
     fed: list = []
 
     def put(item) -> bool:
@@ -194,54 +299,41 @@ def _run_in_processes(ctx, spec, tasks, n: int, metrics, on_done, batch, on_read
         for _ in procs:
             put(None)
 
-    feeder = threading.Thread(target=feed, name="harness-cells-out", daemon=True)
+    feeder = state["feeder"] = threading.Thread(target=feed, name="harness-cells-out", daemon=True)
     feeder.start()
     exited = 0
-    try:
-        while exited < n:
+    while exited < n:
+        try:
+            burst = [results_q.get(timeout=0.5)]
+        except queue.Empty:
+            dead = [p for p in procs if p.exitcode not in (None, 0)]
+            if dead:
+                p = dead[0]
+                raise WorkerFailed(f"worker process {p.name} died (exit code {p.exitcode}); finished cells "
+                                   "are stored, rerun with the same --run-id to compute the rest") from None
+            continue
+        while len(burst) < BURST:
             try:
-                burst = [results_q.get(timeout=0.5)]
+                burst.append(results_q.get_nowait())
             except queue.Empty:
-                dead = [p for p in procs if p.exitcode not in (None, 0)]
-                if dead:
-                    p = dead[0]
-                    raise WorkerFailed(f"worker process {p.name} died (exit code {p.exitcode}); finished cells "
-                                       "are stored, rerun with the same --run-id to compute the rest") from None
-                continue
-            while len(burst) < BURST:
-                try:
-                    burst.append(results_q.get_nowait())
-                except queue.Empty:
-                    break
-            failed = None
-            with batch():
-                for kind, payload in burst:   # every finished cell of the burst is stored, a failure or not
-                    if kind == "done":
-                        on_done(payload)
-                    elif kind == "ready":
-                        if on_ready is not None:
-                            on_ready(payload)
-                    elif kind == "exit":
-                        exited += 1
-                    elif failed is None:
-                        failed = payload
-            if failed is not None:
-                raise WorkerFailed(f"{failed}; finished cells are stored, rerun with the same --run-id to resume")
-        if fed:
-            raise fed[0]
-    finally:
-        stop.set()
-        for p in procs:
-            if p.is_alive() and exited < n:
-                p.terminate()
-        for p in procs:
-            p.join(30)
-        for p in procs:   # the forkserver ends only when its last worker has: none is left behind
-            if p.is_alive():
-                p.kill()
-                p.join(5)
-        tasks_q.cancel_join_thread()
-        feeder.join(5)
+                break
+        failed = None
+        with batch():
+            for kind, payload in burst:   # every finished cell of the burst is stored, a failure or not
+                if kind == "done":
+                    on_done(payload)
+                elif kind == "ready":
+                    if on_ready is not None:
+                        on_ready(payload)
+                elif kind == "exit":
+                    exited += 1
+                elif failed is None:
+                    failed = payload
+        if failed is not None:
+            raise WorkerFailed(f"{failed}; finished cells are stored, rerun with the same --run-id to resume")
+    state["exited"] = True
+    if fed:
+        raise fed[0]
 
 
 PRELOAD_ENV = "HARNESS_FORKSERVER_PRELOAD"
@@ -254,20 +346,24 @@ started from another thread of the same process, waits for the first's workers t
 
 @contextlib.contextmanager
 def worker_context(metrics: list[str], log_dir: str | None = None):
-    """The multiprocessing context a run's workers start from: a forkserver that has imported the vendor stacks
-    of ``metrics`` (only those) with the vendor switches forced first (:mod:`harness.run.preload`), stopped when
-    the block ends; ``spawn`` where there is no forkserver, or where one not the harness's is already running in
-    this process (its preload cannot be changed, nor can it be stopped while its own children run). Each
-    worker then imports what it needs itself (the same result, the imports paid per worker)."""
+    """``(context, abort)``: the multiprocessing context a run's workers start from, and a function that ends its
+    forkserver at once (a run interrupted while the forkserver imports; a no-op without one).
+
+    The context is a forkserver that imports the vendor stacks of ``metrics`` (only those) with the vendor
+    switches forced first (:mod:`harness.run.preload`), started here (its imports begin at once, in its own
+    process) and stopped when the block ends; ``spawn`` where there is no forkserver, or where one not the
+    harness's is already running in this process (its preload cannot be changed, nor can it be stopped while its
+    own children run). Each worker then imports what it needs itself (the same result, the imports paid per
+    worker)."""
     if "forkserver" not in mp.get_all_start_methods():   # pragma: no cover - not on Linux or macOS
-        yield mp.get_context("spawn")
+        yield mp.get_context("spawn"), _nothing
         return
     from multiprocessing import forkserver  # noqa: PLC0415 - lazy: only a run with workers starts one
 
     server = forkserver._forkserver
     with FORKSERVER_LOCK:
         if server._forkserver_pid is not None or not hasattr(server, "_stop"):
-            yield mp.get_context("spawn")
+            yield mp.get_context("spawn"), _nothing
             return
         forkserver.set_forkserver_preload(["harness.run.preload"])
         os.environ[PRELOAD_ENV] = json.dumps({"metrics": list(metrics), "log_dir": log_dir})
@@ -275,16 +371,25 @@ def worker_context(metrics: list[str], log_dir: str | None = None):
             forkserver.ensure_running()
         finally:
             os.environ.pop(PRELOAD_ENV, None)
+        pid = server._forkserver_pid
+
+        def abort() -> None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
         try:
-            yield mp.get_context("forkserver")
+            yield mp.get_context("forkserver"), abort
         finally:
             # every worker has ended (run_in_processes waits for them or kills them). The forkserver only imported:
             # it is killed rather than left to run the vendors' exit hooks and tear its interpreter down (measured:
             # up to ~15 s on a loaded machine, after the last cell), then reaped (its CPU, and its workers', counts
             # to this process's children)
-            with contextlib.suppress(OSError):
-                os.kill(server._forkserver_pid, signal.SIGKILL)
+            abort()
             server._stop()
+
+
+def _nothing() -> None:
+    """No forkserver to end."""
 
 
 def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, core: int | None = None) -> None:
@@ -307,11 +412,11 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
         with vlog:
             worker = CellWorker(spec, remote=True)
             preloaded = _preloaded()
-            worker.prepare(metrics, on_ready=lambda facts: results_q.put(("ready", {**facts, "worker": index,
-                                                                                  **preloaded})))
+            me = {"worker": index, "pid": os.getpid(), **preloaded}
+            worker.prepare(metrics, on_ready=lambda facts: results_q.put(("ready", {**facts, **me})))
             asyncio.run(_serve(worker, tasks_q, results_q))
             if worker.startup is None:   # out of cells before its vendors imported: it is in the record all the same
-                results_q.put(("ready", {**worker.startup_so_far(), "worker": index, **preloaded}))
+                results_q.put(("ready", {**worker.startup_so_far(), **me}))
     except BaseException as e:  # noqa: BLE001 - reported to the runner, which fails the run
         msg = " ".join(str(e).split())[:300]
         results_q.put(("error", f"worker process {index} failed: {type(e).__name__}: {msg}"))
