@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_call_cpu.py                 # 60 and 240 answers, three metrics
     .venv/bin/python bench/bench_call_cpu.py --small 100 --large 400 --metrics inhouse.span
+    .venv/bin/python bench/bench_call_cpu.py --before DIR --run-rounds 2   # DIR: a checkout of main, say
 
 The realistic test judge (``tests.judges.realistic --quiet-model``, its own process, loopback HTTP, no
 latency) answers two whole ``harness run`` commands on copies of the canonical cases (new ids,
@@ -130,6 +131,9 @@ def main() -> None:
     ap.add_argument("--skip-runs", action="store_true", help="only the upstream-client part")
     ap.add_argument("--root", default=ROOT, help="the checkout whose harness runs (another commit's worktree, "
                     "same .venv: its before-figure)")
+    ap.add_argument("--before", help="another checkout (e.g. `git archive main | tar -x -C DIR`, same .venv): its "
+                    "whole command is measured in this run too, alternated with --root's, and the ratio printed")
+    ap.add_argument("--run-rounds", type=int, default=1, help="whole-command part: rounds (alternated with --before)")
     args = ap.parse_args()
     judge = subprocess.Popen([sys.executable, "-m", "tests.judges.realistic", "--quiet-model"], cwd=ROOT,
                              stdout=subprocess.PIPE, text=True)
@@ -147,16 +151,27 @@ def main() -> None:
         print(f"upstream client, CPU per call (best of {args.rounds}): old {min(old):.3f} ms, new {min(new):.3f} ms "
               f"({min(old) / min(new):.2f}x); load average {load0:.1f} -> {os.getloadavg()[0]:.1f}")
         if not args.skip_runs:
-            with tempfile.TemporaryDirectory() as tmp:
-                cpu_s, calls_s = run(args.small, tmp, url, args.metrics, args.root)
-                cpu_l, calls_l = run(args.large, tmp, url, args.metrics, args.root)
-            per_call = 1000 * (cpu_l - cpu_s) / max(calls_l - calls_s, 1)
-            load1 = os.getloadavg()[0]
-            print(json.dumps({"root": args.root, "metrics": args.metrics, "small": [args.small, calls_s, round(cpu_s, 2)],
-                              "large": [args.large, calls_l, round(cpu_l, 2)], "cpu_ms_per_call": round(per_call, 2),
-                              "load": [round(load0, 1), round(load1, 1)]}))
-            print(f"whole command, CPU per judge call: {per_call:.2f} ms ({calls_l - calls_s} calls between the runs: "
-                  f"{cpu_l:.1f} s - {cpu_s:.1f} s of CPU); load average {load0:.1f} -> {load1:.1f}")
+            trees = [("before", args.before), ("now", args.root)] if args.before else [("now", args.root)]
+            figures = {label: [] for label, _ in trees}
+            for _ in range(args.run_rounds):
+                for label, root in trees:   # alternated: both trees see the same spells of load
+                    load_a = os.getloadavg()[0]
+                    with tempfile.TemporaryDirectory() as tmp:
+                        cpu_s, calls_s = run(args.small, tmp, url, args.metrics, root)
+                        cpu_l, calls_l = run(args.large, tmp, url, args.metrics, root)
+                    per_call = 1000 * (cpu_l - cpu_s) / max(calls_l - calls_s, 1)
+                    figures[label].append(per_call)
+                    load_b = os.getloadavg()[0]
+                    print(json.dumps({"tree": label, "root": root, "metrics": args.metrics,
+                                      "small": [args.small, calls_s, round(cpu_s, 2)],
+                                      "large": [args.large, calls_l, round(cpu_l, 2)],
+                                      "cpu_ms_per_call": round(per_call, 2), "load": [round(load_a, 1), round(load_b, 1)]}))
+                    print(f"whole command ({label}), CPU per judge call: {per_call:.2f} ms ({calls_l - calls_s} calls "
+                          f"between the runs: {cpu_l:.1f} s - {cpu_s:.1f} s of CPU); load average {load_a:.1f} -> {load_b:.1f}")
+            if args.before:
+                b, n = min(figures["before"]), min(figures["now"])
+                print(f"whole command, CPU per judge call (best of {args.run_rounds}): before {b:.2f} ms, now {n:.2f} ms "
+                      f"({b / n:.2f}x less)")
     finally:
         judge.terminate()
         judge.wait()

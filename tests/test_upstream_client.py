@@ -49,16 +49,19 @@ async def _judge(seen: list, status: int = 200, extra: bytes = b"", ssl_context=
     return server, server.sockets[0].getsockname()[1]
 
 
-class _Recording(concurrent.futures.ThreadPoolExecutor):
-    """A default executor that notes every job the event loop hands it."""
+def _recording_pool(max_workers: int):
+    """A default executor that notes every job the event loop hands it (a subclass of the
+    ``ThreadPoolExecutor`` class of now: TruLens, once imported, has replaced it, and asyncio insists)."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.jobs = []
+    class Recording(concurrent.futures.ThreadPoolExecutor):
+        jobs: list = []
 
-    def submit(self, fn, *args, **kwargs):
-        self.jobs.append(getattr(fn, "__qualname__", repr(fn)))
-        return super().submit(fn, *args, **kwargs)
+        def submit(self, fn, *args, **kwargs):
+            self.jobs.append(getattr(fn, "__qualname__", repr(fn)))
+            return super().submit(fn, *args, **kwargs)
+
+    Recording.jobs = []
+    return Recording(max_workers=max_workers)
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
@@ -70,7 +73,7 @@ def test_no_request_uses_the_event_loops_default_executor(host, monkeypatch):
     seen = []
 
     async def go():
-        executor = _Recording(max_workers=2)
+        executor = _recording_pool(2)
         asyncio.get_running_loop().set_default_executor(executor)
         server, port = await _judge(seen)
         up = HttpUpstream(f"http://{host}:{port}/v1", "m", None)
