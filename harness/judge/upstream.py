@@ -12,12 +12,14 @@ the ledger.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextvars
 import email.utils
 import itertools
 import json
 import os
 import random
+import socket
 import time
 from dataclasses import dataclass, field
 
@@ -185,6 +187,7 @@ class HttpEndpoint:
         (:func:`harness.judge.replycap.read_capped`)."""
         HELD.at_least(2 * max_reply_bytes)   # one call holds at most its raw and its decoded body
         self._client = None
+        self._aio = None
 
     def __repr__(self):
         return f"{type(self).__name__}(url={self.url!r}, model={self.model!r}, key_env={self.key_env!r})"
@@ -195,27 +198,58 @@ class HttpEndpoint:
         text = redact.scrub_judge(text.replace(self.__key, "***") if self.__key else text)
         return redact.scrub_judge(redact.cut(text, limit)) if limit is not None else redact.scrub(text)
 
+    def _new_client(self, httpx):
+        from harness.judge.netbackend import install  # noqa: PLC0415 - lazy, with httpx
+
+        client = httpx.AsyncClient(timeout=self._timeout)
+        install(client)   # idle connections checked without a getpeername per check (harness.judge.netbackend)
+        return client
+
+    def _aio_session(self, aiohttp):
+        """The endpoint's ``aiohttp`` session for the running event loop (a new one for a new loop) and the
+        proxy its requests go through. The chat calls go through ``aiohttp``'s client: ~0.35 ms of CPU a
+        call against ~1.9 ms through ``httpx`` (bench/README.md, "CPU per judge call"). Bodies are read raw
+        (``auto_decompress=False``) and decoded by :func:`harness.judge.replycap.read_capped`, within the
+        cap, as before.
+
+        Nothing of a request is handed to the event loop's default executor. ``aiohttp``'s ``trust_env``
+        would do that twice a request (a ``.netrc`` lookup and a proxy lookup in worker threads), and its
+        DNS lookups run there too; but the sync vendors (TruLens) hold those very threads while they wait
+        for their judge calls, so once enough of their cells are in flight the calls they wait for can
+        never start: a deadlock, not a slowdown. So the environment's proxy is looked up once, here
+        (:func:`_env_proxy`), TLS is set up from the environment as ``httpx`` does, and names resolve in
+        threads of the harness's own (:class:`_Lookups`)."""
+        loop = asyncio.get_running_loop()
+        if self._aio is None or self._aio[0] is not loop or self._aio[1].closed:
+            timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, sock_read=self._timeout)
+            connector = aiohttp.TCPConnector(resolver=aiohttp.ThreadedResolver(_Lookups(loop)),   # 100 connections
+                                             ssl=_tls_context() if self.url.startswith("https:") else True)  # as httpx
+            self._aio = (loop, aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=False,
+                                                     trust_env=False), _env_proxy(self.url))
+        return self._aio[1], self._aio[2]
+
     async def _post(self, cell: Cell, route: str, body: dict, bad_body_retryable: bool = False) -> dict:
         """POST ``body`` to ``<url>/<route>``; the JSON reply, or :class:`UpstreamError` (timeouts,
         connection errors, 429 and 5xx retryable; other statuses and a reply over the size cap not; a
         2xx whose body is not JSON as ``bad_body_retryable`` says)."""
-        import httpx  # noqa: PLC0415 - lazy: httpx costs ~0.1 s to import
+        import aiohttp  # noqa: PLC0415 - lazy, as httpx was
 
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout)
+        session, (proxy, proxy_auth) = self._aio_session(aiohttp)
         headers = {"Content-Type": "application/json", "X-Harness-Cell": cell.header(),
                    "Accept-Encoding": ACCEPT_ENCODING}
         if self.__key:
             headers["Authorization"] = f"Bearer {self.__key}"
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()  # as httpx's json=
         try:
-            async with self._client.stream("POST", f"{self.url}/{route}", json=body, headers=headers) as r:
-                failed = r.status_code >= 400
-                raw = await read_capped(r, ERROR_BODY_BYTES if failed else self.max_reply_bytes, cut=failed)
-                status, retry_after = r.status_code, r.headers.get("retry-after")
+            async with session.post(f"{self.url}/{route}", data=data, headers=headers, proxy=proxy,
+                                    proxy_auth=proxy_auth, allow_redirects=False) as r:   # httpx followed none
+                failed = r.status >= 400
+                raw = await read_capped(_AioReply(r), ERROR_BODY_BYTES if failed else self.max_reply_bytes, cut=failed)
+                status, retry_after = r.status, r.headers.get("retry-after")
                 pace = PACE.get()
                 if pace is not None:   # the provider's x-ratelimit-* headers
                     pace.observe(r.headers)
-                encoding = r.encoding or "utf-8"
+                encoding = _charset(r.charset)
         except ReplyTooLarge:
             raise UpstreamError(f"{self.what} reply is larger than the {self.max_reply_bytes / 2**20:g} MB cap "
                                 "(--max-reply-mb), counted decoded; refused, read no further", status=502,
@@ -226,9 +260,9 @@ class HttpEndpoint:
         except UndecodableReply as e:
             raise UpstreamError(self.redact(f"{self.what} reply's Content-Encoding does not decode: {e}; refused", 240),
                                 status=502, retryable=False) from None
-        except httpx.TimeoutException:
+        except (asyncio.TimeoutError, aiohttp.ServerTimeoutError):
             raise UpstreamError(f"{self.what} timed out after {self._timeout:.0f}s", status=504) from None
-        except httpx.HTTPError as e:
+        except aiohttp.ClientError as e:
             raise UpstreamError(self.redact(f"{self.what} unreachable: {type(e).__name__}: {e}")) from None
         text = raw.decode(encoding, "replace") if status >= 400 else None
         if status == 429 or status >= 500:
@@ -253,7 +287,7 @@ class HttpEndpoint:
         import httpx  # noqa: PLC0415 - lazy: httpx costs ~0.1 s to import
 
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout)
+            self._client = self._new_client(httpx)
         headers = {"Authorization": f"Bearer {self.__key}"} if self.__key else {}
         kw = {"files": {"file": ("batch.jsonl", upload, "application/jsonl")}, "data": {"purpose": "batch"}} \
             if upload is not None else ({"json": body} if body is not None else {})
@@ -273,6 +307,79 @@ class HttpEndpoint:
     async def aclose(self):
         if self._client is not None:
             await self._client.aclose()
+        if self._aio is not None and self._aio[0] is asyncio.get_running_loop():
+            await self._aio[1].close()
+        self._aio = None
+
+
+class _AioReply:
+    """What :func:`harness.judge.replycap.read_capped` reads of an ``aiohttp`` reply: its headers and its raw
+    (undecoded) body in the pieces it arrives in."""
+
+    __slots__ = ("headers", "_r")
+
+    def __init__(self, r):
+        self.headers, self._r = r.headers, r
+
+    def aiter_raw(self):
+        return self._r.content.iter_any()
+
+
+def _env_proxy(url: str):
+    """``(proxy URL, its credentials)`` the environment names for ``url`` (``HTTP_PROXY``, ``HTTPS_PROXY``,
+    ``NO_PROXY``, credentials from the proxy URL or ``.netrc``, read as ``aiohttp``'s ``trust_env`` reads
+    them), or ``(None, None)``: no proxy."""
+    from aiohttp.helpers import get_env_proxy_for_url  # noqa: PLC0415 - lazy, with aiohttp
+    from yarl import URL  # noqa: PLC0415
+
+    try:
+        return get_env_proxy_for_url(URL(url))
+    except LookupError:   # none named, or NO_PROXY names the host
+        return None, None
+
+
+def _tls_context():
+    """The TLS context ``httpx`` made for the upstream client: ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` when set,
+    else certifi's roots."""
+    import httpx  # noqa: PLC0415 - lazy
+
+    return httpx.create_ssl_context()
+
+
+class _Lookups:
+    """What ``aiohttp``'s ``ThreadedResolver`` asks of its event loop (``getaddrinfo``, ``getnameinfo``), run
+    in threads of the harness's own, never in the loop's default executor (see
+    :meth:`HttpEndpoint._aio_session`)."""
+
+    _pool = None
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self._loop = loop
+
+    @classmethod
+    def _threads(cls):
+        if cls._pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+            cls._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-dns")
+        return cls._pool
+
+    async def getaddrinfo(self, host, port, *, family=0, type=0, proto=0, flags=0):  # noqa: A002 - asyncio's names
+        return await self._loop.run_in_executor(self._threads(), socket.getaddrinfo, host, port, family, type,
+                                                proto, flags)
+
+    async def getnameinfo(self, sockaddr, flags=0):
+        return await self._loop.run_in_executor(self._threads(), socket.getnameinfo, sockaddr, flags)
+
+
+def _charset(charset: str | None) -> str:
+    """The reply's text encoding as ``httpx`` chose it: the Content-Type's charset if Python knows it, else UTF-8."""
+    if charset:
+        try:
+            return codecs.lookup(charset).name
+        except LookupError:
+            pass
+    return "utf-8"
 
 
 class HttpUpstream(HttpEndpoint):
