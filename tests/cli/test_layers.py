@@ -140,6 +140,7 @@ def test_top_level_entries_stay_few():
     # harness/ also holds the three symlinks that install the top-level reports/, adapters/ and harness_cli.py
     assert len(entries("harness")) <= 13, entries("harness")
     assert len(entries("reports")) <= 9, entries("reports")
+    assert len(entries("tests")) <= 15, entries("tests")   # laid out like the code (docs/development.md)
 
 
 def test_the_status_type_and_the_vocabulary_name_the_same_statuses():
