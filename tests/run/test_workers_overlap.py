@@ -27,7 +27,7 @@ from tests.conftest import CANONICAL, ROOT
 N = 24   # canonical cases
 
 MODULE = '''
-"""A toy metric with a "vendor import" that waits for the run store (tests/test_workers_overlap.py)."""
+"""A toy metric with a "vendor import" that waits for the run store (tests/run/test_workers_overlap.py)."""
 import os
 import sqlite3
 import time
