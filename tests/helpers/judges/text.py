@@ -236,7 +236,7 @@ def alter_quote(quote: str, context: str, kind: str) -> str:
 def between(text: str, start: str, end: str) -> str | None:
     """The text between the last ``start`` and the last ``end`` (None: not both there, in that order).
 
-    >>> between("<a>\nx\n</a>", "<a>\n", "\n</a>")
+    >>> between("<a>\\nx\\n</a>", "<a>\\n", "\\n</a>")
     'x'
     """
     i, j = text.rfind(start), text.rfind(end)
