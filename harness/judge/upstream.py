@@ -188,6 +188,7 @@ class HttpEndpoint:
         HELD.at_least(2 * max_reply_bytes)   # one call holds at most its raw and its decoded body
         self._client = None
         self._aio = None
+        import aiohttp  # noqa: F401, PLC0415 - imported now, not inside the first call, where it would be timed as time in the judge
 
     def __repr__(self):
         return f"{type(self).__name__}(url={self.url!r}, model={self.model!r}, key_env={self.key_env!r})"

@@ -169,7 +169,7 @@ def per_metric(data) -> list[Cost]:
         cached = int((_col(d, "cached_prompt_tokens") + _col(d, "cached_completion_tokens")).sum())
         money = price.cost(bp, bc) / n if price is not None else None
         info = (getattr(data, "info", None) or {}).get(m)
-        med, p90, basis, timed = latency(d, getattr(getattr(info, "cls", None), "uses_judge", True))
+        med, p90, basis, timed = latency(d, info.uses_judge if info is not None else True)
         out.append(Cost(m, n, float(d["calls"].mean()), float(d["prompt_tokens"].mean()),
                         float(d["completion_tokens"].mean()), med,
                         int(d["calls"].sum()), int((d["prompt_tokens"] + d["completion_tokens"]).sum()),
