@@ -9,6 +9,7 @@ Everything is read from the run store; nothing is scored again. Importing ``repo
     reports.frames(rep, "facts")               # a section's tables as DataFrames, by caption
     reports.markdown(rep, "cascade")           # a section as Markdown
     reports.alignment(rep, "cookie-yield")     # each metric's units on the answer's claims
+    reports.cost_chart(rep)                    # the cost chart as PNG bytes, as the report shows it
     reports.write(result)                      # write index.html and report.md (``harness report``)
 
 :func:`load` returns the report model, :class:`harness.reports.model.report.Report`: ``data`` (cases, metrics, the
@@ -18,7 +19,7 @@ sections by key) and ``extra`` (the further sections, by :func:`section` key).
 """
 from __future__ import annotations
 
-__all__ = ["alignment", "frames", "load", "markdown", "section", "write"]
+__all__ = ["alignment", "cost_chart", "frames", "load", "markdown", "section", "write"]
 
 
 def load(run, threshold: float | None = None):
@@ -38,6 +39,14 @@ def write(run, out_dir: str | None = None):
     from harness.reports.build import build  # noqa: PLC0415 - lazy
 
     return build(str(getattr(run, "run_dir", run)), out_dir)
+
+
+def cost_chart(rep) -> bytes:
+    """The report's cost chart (judge calls and tokens per answer, per metric) as PNG bytes, drawn from the
+    model's numbers as ``harness report`` draws it (the model holds numbers, not pictures)."""
+    from harness.reports.render.plots import cost_chart as draw  # noqa: PLC0415 - lazy: matplotlib
+
+    return draw(rep.costs, rep.shorts)
 
 
 def section(rep, key: str):
