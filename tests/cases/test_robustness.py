@@ -244,7 +244,9 @@ def test_the_figures_under_the_realistic_judge(tmp_path, realistic_judge):  # no
 def test_the_cards_figures_for_inhouse_are_what_the_scorer_gives_now(canonical, variants):
     """reports/cards/robustness.json (what the cards show) holds, for the in-house scorer under the reference
     judge, exactly the figures a fresh scoring of the perturbed canonical set gives, and its card says them."""
-    from harness.reports.cards.robustness import card_lines, load
+    from harness.reports.cards.robustness import load
+    from harness.reports.model.card import robustness_lines
+    from harness.reports.render.card import robustness
 
     kept = next(f for f in load() if f["reference"])
     assert kept["variants"] == sum(len(v) for v in variants.values())
@@ -255,5 +257,5 @@ def test_the_cards_figures_for_inhouse_are_what_the_scorer_gives_now(canonical, 
         assert (card[key]["hits"], card[key]["n"]) == (rate.hits, rate.n), key
     assert card["by_kind"] == {k: [r.hits, r.n] for k, r in {**mr.flips, **mr.detections}.items() if k != "all"}
     text = open("reports/cards/inhouse.span.md", encoding="utf-8").read()
-    assert "\n".join(card_lines("inhouse.span")) in text
+    assert "\n".join(robustness(robustness_lines(load(), "inhouse.span"))) in text
     assert f"flips 0/{mr.flips['all'].n} = 0%" in text
