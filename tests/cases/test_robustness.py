@@ -215,11 +215,14 @@ def test_the_report_and_the_card_show_the_figures_under_the_reference_judge(tmp_
     assert (f.hits, d.hits) == (0, d.n) and f.n > 100
     assert "## Robustness under edits" in md and "reference judge, which reads the transformed labels" in md
     assert f"| In-house span groundedness | 0/{f.n} = 0% \\[0%, " in md and f"| {d.n}/{d.n} = 100% \\[" in md
-    from harness.reports.model.robustness_section import card_lines
+    # the card's paragraph, as `harness cards --robustness-runs` keeps the run's figures and a card shows them
+    from harness.reports.cards.robustness import figures
+    from harness.reports.model.card import robustness_lines
+    from harness.reports.render.card import robustness
 
-    card = "\n".join(card_lines(rob, "inhouse.span"))
-    assert f"Under the reference judge (the definition's own): decision flips under meaning-preserving edits 0/{f.n}" in card
-    assert f"meaning-changing edits detected {d.n}/{d.n} = 100%" in card
+    card = "\n".join(robustness(robustness_lines([figures(str(tmp_path / "out" / "r"))], "inhouse.span")))
+    assert f"- reference judge (the definition's own): flips 0/{f.n} = 0% [" in card
+    assert f"; detected {d.n}/{d.n} = 100% [" in card
 
 
 def test_the_figures_under_the_realistic_judge(tmp_path, realistic_judge):  # noqa: F811 - the fixture

@@ -199,8 +199,6 @@ MARKUP = ("harness.reports.render.markup", "harness.reports.render.markdown.m",
           "harness.reports.render.markdown.table")
 """The markup primitives (escaping, a Markdown table): a module importing them lays text out itself."""
 NOT_YET_SPLIT = {
-    "reports/model/robustness_section.py": "card_lines: a run's robustness paragraph as Markdown (only a test "
-                                           "reads it; the cards read robustness.json through model/card.py)",
     "reports/cards/cascade.py": "the calibrated cascade's card (harness calibrate) from a Calibration",
 }
 """Modules that still compute and lay out (issue 31 item 2): the check below fails if one is split and still
