@@ -198,11 +198,6 @@ LAYOUT_TEXT = re.compile(r"^#{1,6} |^\|.*\|$|^\|---|<(h[1-6]|table|div|p|ul|ol|l
 MARKUP = ("harness.reports.render.markup", "harness.reports.render.markdown.m",
           "harness.reports.render.markdown.table")
 """The markup primitives (escaping, a Markdown table): a module importing them lays text out itself."""
-NOT_YET_SPLIT = {
-    "reports/cards/cascade.py": "the calibrated cascade's card (harness calibrate) from a Calibration",
-}
-"""Modules that still compute and lay out (issue 31 item 2): the check below fails if one is split and still
-listed, or if any other module joins them."""
 
 
 def _imports_and_layout(source: str) -> tuple[list[str], list[int]]:
@@ -258,7 +253,7 @@ def test_no_module_of_reports_both_computes_and_lays_out():
                 lines = _computes_and_lays_out(open(os.path.join(ROOT, rel), encoding="utf-8").read())
                 if lines:
                     found[rel] = lines
-    assert set(found) == set(NOT_YET_SPLIT), found
+    assert found == {}
 
 
 def test_the_card_renderer_is_checked_and_the_card_generator_only_orchestrates():
