@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from harness.core import vocab
+from harness.core.records import LABELS
 from harness.judge.accounting import parse_prices
 from harness.judge.reference import REFERENCE_VERSION
 from harness.reports.analysis import agreement, cost, facts, frontier, stability
@@ -199,7 +200,6 @@ def build_all(run: str, runs_dir: str, prices: dict | None, classes, shown_path,
         raise ValueError("metric cards come from a reference-judge run; this run used another judge")
     cells = build_matrix(data)
     agreements = {a.metric: a for a in agreement.compute(data)}
-    data._agreement = agreements
     shorts = {x: data.info[x].short_name for x in data.metrics}
     fr = frontier.compute(SimpleNamespace(data=data, costs=cost.per_metric(data), shorts=shorts,
                                           agreement=list(agreements.values())), latency=False)
@@ -257,7 +257,7 @@ def build(data, cells, metric, classes, shown, agree, fr, st, kept) -> MetricCar
         frontier_title=fr.title, frontier_note=fr.note,
         point=None if p is None else FrontierPoint(p.agreement, p.low, p.high, p.calls, p.tokens,
                                                    metric in fr.front_cost),
-        stability=_stability(st, metric), robustness=_robustness(kept, metric),
+        stability=_stability(st, metric), robustness=robustness_lines(kept, metric),
         shims=F.documented_shims(cls), adapter_notes=F.adapter_notes(cls))
 
 
@@ -268,8 +268,6 @@ def _output_values(info) -> str:
 
 
 def _verdicts(data, metric, cls) -> Verdicts | None:
-    from harness.core.records import LABELS  # noqa: PLC0415 - the labels' order, a constant
-
     ref = F.reference_row(cls)
     if ref is None:
         return None
@@ -316,5 +314,3 @@ def robustness_lines(kept: list[dict], metric: str) -> list[RobustnessLine]:
                            x["detected"]["floor"] if x["detected"] else None, _show(x["cite_move"]))
             for f in kept if metric in f["metrics"] for x in [f["metrics"][metric]]]
 
-
-_robustness = robustness_lines
