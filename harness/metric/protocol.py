@@ -87,7 +87,9 @@ class Metric(Protocol):
     taking :class:`harness.reports.analysis.data.RunData`, returning :class:`harness.reports.model.blocks.Section` s)."""
     card_sections: ClassVar[Any]
     """None, or ``f(data, card) -> list[str]``: Markdown lines the metric adds to the card of metric
-    ``card`` (its own, or one it builds on), from the canonical reference run."""
+    ``card`` (its own, or one it builds on), from the canonical reference run. They are finished Markdown:
+    the card model (:mod:`harness.reports.model.card`) carries them as prose and the card layout prints them
+    as they are."""
     judge: ClassVar[str]
     """The reference-judge handler, ``"module:function"`` taking a :class:`harness.metric.judge_request.JudgeRequest` and
     returning the reply text; imported only when the reference judge answers this metric."""

@@ -1,7 +1,9 @@
 """The robustness figures the cards show: computed from runs of the perturbed canonical set (``harness perturb
 datasets/canonical.jsonl``), one under the reference judge and one under a real judge, and kept beside the cards
 as ``robustness.json`` (``harness cards --robustness-runs REF_RUN,REAL_RUN`` writes it), so a card reads the
-figures the runs gave and its text is generated from them."""
+figures the runs gave and its text is generated from them (the card model
+:func:`harness.reports.model.card.robustness_lines` puts them in words, :func:`harness.reports.render.card.robustness`
+lays them out)."""
 from __future__ import annotations
 
 import json
@@ -54,27 +56,3 @@ def load(cards_dir: str = HERE) -> list[dict]:
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
 
-
-def _show(d) -> str:
-    return R.show(None if d is None else R.Rate(d["hits"], d["n"], d["low"], d["high"]))
-
-
-def card_lines(metric: str, kept: list[dict] | None = None) -> list[str]:
-    """The card's robustness paragraph: one line per judge the figures were measured under."""
-    kept = load() if kept is None else kept
-    rows = [(f, f["metrics"][metric]) for f in kept if metric in f["metrics"]]
-    out = ["## Robustness Under Edits", ""]
-    if not rows:
-        return out + ["Not measured yet: `harness perturb datasets/canonical.jsonl --out FILE`, a run of FILE, and "
-                      "`harness cards --robustness-runs RUN` put the figures here (docs/robustness.md).", ""]
-    out.append("On the perturbed canonical set (docs/robustness.md): decision flips under meaning-preserving edits "
-               "(ideal 0), meaning-changing edits detected (ideal 1; pairs already at the bottom of the range left "
-               "out), and a citation moved to the wrong passage detected, each k/n with its 95% interval.")
-    out.append("")
-    for f, m in rows:
-        who = ("reference judge (the definition's own)" if f["reference"] else f"judge {f['judge']} (judge and "
-               "definition together)")
-        fl = f" (at floor {m['detected']['floor']})" if m["detected"] and m["detected"]["floor"] else ""
-        out.append(f"- {who}: flips {_show(m['flips'])}; detected {_show(m['detected'])}{fl}; citation moved "
-                   f"detected {_show(m['cite_move'])}.")
-    return out + [""]

@@ -1,5 +1,5 @@
 """The words of the agreement figures: the report section and the terminal table of ``harness agree``
-(the lines on every metric card: :mod:`harness.reports.cards.agreement`)."""
+(the lines on every metric card: :mod:`harness.reports.model.card`)."""
 from __future__ import annotations
 
 from harness.core.vocab import status

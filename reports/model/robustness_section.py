@@ -1,5 +1,5 @@
-"""The words of robustness under edits (:mod:`harness.reports.analysis.robustness`): the report section and the
-paragraph of a metric card."""
+"""The words of robustness under edits (:mod:`harness.reports.analysis.robustness`): the report section (a metric
+card's paragraph comes from the kept figures: :mod:`harness.reports.cards.robustness`)."""
 from __future__ import annotations
 
 from harness.cases.perturb import CHANGING, PRESERVING
@@ -44,14 +44,3 @@ def section(rob: Robustness, names: dict[str, str]):
     b.parts.append(kinds)
     return b
 
-
-def card_lines(rob: Robustness, metric: str) -> list[str]:
-    """The robustness paragraph of a card (Markdown)."""
-    mr = next((x for x in rob.metrics if x.metric == metric), None)
-    if mr is None:
-        return ["## Robustness Under Edits", "", "Not measured on this run (it holds no perturbed cases); "
-                "`harness perturb CASES --out FILE` and a run of FILE measure it (docs/robustness.md).", ""]
-    judge = "reference judge (the definition's own)" if rob.reference else "a real judge"
-    return ["## Robustness Under Edits", "", f"Under the {judge}: decision flips under meaning-preserving edits "
-            f"{show(mr.flips.get(ALL))}; meaning-changing edits detected {show(mr.detections.get(ALL))}; a citation "
-            f"moved to the wrong passage detected {show(mr.detections.get('cite-move'))} (docs/robustness.md).", ""]

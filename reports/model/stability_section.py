@@ -1,5 +1,5 @@
 """The words of judge stability across repeats (:mod:`harness.reports.analysis.stability`): the report section
-and the paragraph of a metric card."""
+(a metric card's paragraph is laid out by :mod:`harness.reports.render.card`)."""
 from __future__ import annotations
 
 from harness.reports.analysis.stability import TITLE, MetricStability, Stability
@@ -53,16 +53,3 @@ def section(st: Stability, names: dict[str, str]):
     b.parts.append(Table(HEADS, [row(s, names.get(s.metric, s.metric)) for s in st.metrics]))
     return b
 
-
-def card_lines(st: Stability, metric: str) -> list[str]:
-    """The stability paragraph of a card (Markdown)."""
-    if st.repeats < 2:
-        return ["## Judge Stability", "", "Not measured on the canonical run (one repeat); `harness run "
-                "--repeats K` with a real judge measures it.", ""]
-    if st.trivial:
-        return ["## Judge Stability", "", TRIVIAL, ""]
-    s = next(x for x in st.metrics if x.metric == metric)
-    note = f"; {NO_EVIDENCE}" if s.deterministic and not s.flip_rate and not s.sd_max else ""
-    return ["## Judge Stability", "", f"Over {st.repeats} repeats, requests at {s.sampling or 'unrecorded settings'}"
-            f"{note}: score SD {_num(s.sd_mean)} (max {_num(s.sd_max)}), decisions flip on {_pct(s.flip_rate)} of "
-            f"{s.answers} answers.", ""]

@@ -215,11 +215,14 @@ def test_the_report_and_the_card_show_the_figures_under_the_reference_judge(tmp_
     assert (f.hits, d.hits) == (0, d.n) and f.n > 100
     assert "## Robustness under edits" in md and "reference judge, which reads the transformed labels" in md
     assert f"| In-house span groundedness | 0/{f.n} = 0% \\[0%, " in md and f"| {d.n}/{d.n} = 100% \\[" in md
-    from harness.reports.model.robustness_section import card_lines
+    # the card's paragraph, as `harness cards --robustness-runs` keeps the run's figures and a card shows them
+    from harness.reports.cards.robustness import figures
+    from harness.reports.model.card import robustness_lines
+    from harness.reports.render.card import robustness
 
-    card = "\n".join(card_lines(rob, "inhouse.span"))
-    assert f"Under the reference judge (the definition's own): decision flips under meaning-preserving edits 0/{f.n}" in card
-    assert f"meaning-changing edits detected {d.n}/{d.n} = 100%" in card
+    card = "\n".join(robustness(robustness_lines([figures(str(tmp_path / "out" / "r"))], "inhouse.span")))
+    assert f"- reference judge (the definition's own): flips 0/{f.n} = 0% [" in card
+    assert f"; detected {d.n}/{d.n} = 100% [" in card
 
 
 def test_the_figures_under_the_realistic_judge(tmp_path, realistic_judge):  # noqa: F811 - the fixture
@@ -244,7 +247,9 @@ def test_the_figures_under_the_realistic_judge(tmp_path, realistic_judge):  # no
 def test_the_cards_figures_for_inhouse_are_what_the_scorer_gives_now(canonical, variants):
     """reports/cards/robustness.json (what the cards show) holds, for the in-house scorer under the reference
     judge, exactly the figures a fresh scoring of the perturbed canonical set gives, and its card says them."""
-    from harness.reports.cards.robustness import card_lines, load
+    from harness.reports.cards.robustness import load
+    from harness.reports.model.card import robustness_lines
+    from harness.reports.render.card import robustness
 
     kept = next(f for f in load() if f["reference"])
     assert kept["variants"] == sum(len(v) for v in variants.values())
@@ -255,5 +260,5 @@ def test_the_cards_figures_for_inhouse_are_what_the_scorer_gives_now(canonical, 
         assert (card[key]["hits"], card[key]["n"]) == (rate.hits, rate.n), key
     assert card["by_kind"] == {k: [r.hits, r.n] for k, r in {**mr.flips, **mr.detections}.items() if k != "all"}
     text = open("reports/cards/inhouse.span.md", encoding="utf-8").read()
-    assert "\n".join(card_lines("inhouse.span")) in text
+    assert "\n".join(robustness(robustness_lines(load(), "inhouse.span"))) in text
     assert f"flips 0/{mr.flips['all'].n} = 0%" in text

@@ -11,6 +11,7 @@ import importlib
 import inspect
 import os
 import pkgutil
+import re
 
 import pytest
 
@@ -187,3 +188,103 @@ def test_no_analysis_module_builds_a_section_or_imports_a_renderer():
            for line, names in imports(os.path.join(analysis, f)) for n in names
            if n.startswith(("harness.reports.model", "harness.reports.render"))]
     assert bad == []
+
+
+# Metric cards: the card model (reports/model/card.py) computes, the card layout (reports/render/card.py) lays
+# out, reports/cards/generate.py only orchestrates; and no module of reports/ both computes and lays out.
+
+LAYOUT_TEXT = re.compile(r"^#{1,6} |^\|.*\|$|^\|---|<(h[1-6]|table|div|p|ul|ol|li|tr|td|th|section|pre)[ >]")
+"""A string that is Markdown or HTML layout: a heading, a table row, an HTML tag."""
+MARKUP = ("harness.reports.render.markup", "harness.reports.render.markdown.m",
+          "harness.reports.render.markdown.table")
+"""The markup primitives (escaping, a Markdown table): a module importing them lays text out itself."""
+
+
+def _imports_and_layout(source: str) -> tuple[list[str], list[int]]:
+    """(harness.reports names the source imports, lines of its layout: markup imports and Markdown/HTML
+    strings outside docstrings)."""
+    tree = ast.parse(source)
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    names, layout = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            found = [a.name for a in node.names]
+        else:
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                    and any(LAYOUT_TEXT.search(line) for line in node.value.splitlines())):
+                layout.append(node.lineno)
+            continue
+        names += [n for n in found if n.startswith("harness.reports")]
+        if any(n.startswith(MARKUP) for n in found):
+            layout.append(node.lineno)
+    return names, layout
+
+
+def _computes_and_lays_out(source: str) -> list[int]:
+    """Layout lines of a module that also imports from the analysis ([] when it does not do both)."""
+    names, layout = _imports_and_layout(source)
+    return layout if any(n.startswith("harness.reports.analysis") for n in names) else []
+
+
+def test_the_check_sees_a_module_that_computes_and_lays_out():
+    both = ("from harness.reports.analysis import stability\n"
+            "def card(data):\n    '''## not layout: a docstring'''\n"
+            "    return ['## Judge Stability', str(stability.compute(data))]\n")
+    assert _computes_and_lays_out(both) == [4]
+    assert _computes_and_lays_out("from harness.reports.render.markup import m\n"
+                                  "import harness.reports.analysis.data\n") == [1]
+    assert _computes_and_lays_out("from harness.reports.render.markup import m\nx = '## a'\n") == []
+    assert _computes_and_lays_out("'''## a docstring'''\nfrom harness.reports.analysis import data\n") == []
+
+
+def test_no_module_of_reports_both_computes_and_lays_out():
+    """Outside render/ (which imports no analysis, above) and the analysis itself (which imports no model and
+    no renderer, above; card_facts parses the "## " headings of hand-written card text), a module that imports
+    from the analysis neither imports the markup primitives nor holds Markdown or HTML text."""
+    found = {}
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "reports")):
+        for f in sorted(files):
+            rel = os.path.relpath(os.path.join(dirpath, f), ROOT).replace(os.sep, "/")
+            if f.endswith(".py") and not rel.startswith(("reports/render/", "reports/analysis/")):
+                lines = _computes_and_lays_out(open(os.path.join(ROOT, rel), encoding="utf-8").read())
+                if lines:
+                    found[rel] = lines
+    assert found == {}
+
+
+def test_the_card_renderer_is_checked_and_the_card_generator_only_orchestrates():
+    """render/card.py is among the renderers the import check above reads; cards/generate.py reaches the
+    analysis only through the card model's builder and lays nothing out itself."""
+    assert "card.py" in {f for f, *_ in _render_imports()}
+    path = os.path.join(ROOT, "reports", "cards", "generate.py")
+    names, layout = _imports_and_layout(open(path, encoding="utf-8").read())
+    assert [n for n in names if n.startswith("harness.reports.analysis")] == []
+    assert [n for n in names if n.startswith("harness.reports.model")] == ["harness.reports.model",
+                                                                           "harness.reports.model.card"]
+    assert layout == []
+
+
+def test_a_card_is_laid_out_from_its_model_without_computing(monkeypatch):
+    """The card layout, given a finished card model, calls no analysis or model function."""
+    from harness.reports.cards.generate import generate
+    from harness.reports.model import card as card_model
+    from harness.reports.render import card as card_render
+
+    from tests.helpers.synthetic import canonical_run
+
+    built = []
+    real = card_model.build_all
+    monkeypatch.setattr(card_model, "build_all", lambda *a: built.append(real(*a)) or built[-1])
+    run_dir, _ = canonical_run()
+    cards = generate(run_dir)
+    before = {c.metric: card_render.markdown(c) for c in built[0].cards}
+    called = _forbid_building(monkeypatch)
+
+    again = {c.metric: card_render.markdown(c) for c in built[0].cards}
+
+    assert called == [] and again == before
+    assert all(cards[f"{m}.md"] == text for m, text in again.items())
