@@ -1,8 +1,9 @@
 """The report of a synthetic 2,000-case x 10-metric run (``tests.synthetic.scaled_run``: written through the
 store API, no metric runs) stays small: no table in its HTML is longer than the score matrix's cap, the long
 lists are counted rather than listed, the case browser carries every case's scores, and in Chromium the page
-stays under 20,000 px tall at a desktop and at a phone width. Build time at scale is measured in
-bench/bench_report.py, never here."""
+stays under 20,000 px tall at a desktop and at a phone width. Past the case browser's caps (lowered here, so a
+600-case run reaches them) the page carries a bounded number of cases, compactly, which read as cases in Chromium.
+Build time at scale is measured in bench/bench_report.py, never here."""
 from __future__ import annotations
 
 import os
@@ -126,6 +127,67 @@ def test_a_long_block_table_or_list_is_cut_and_counted():
     assert out.count("<tr>") == TABLE_ROWS + 1 and f"The first {TABLE_ROWS:,} of 5,000 rows" in out
     assert out.count("<li") == TABLE_ROWS + 1 and "and 4,900 more" in out
     assert "\n".join(markdown(blk)).count("| case-") == 5000
+
+
+N_CAPPED = 600
+
+
+@pytest.fixture(scope="module")
+def capped(tmp_path_factory):
+    """A 600-case run built with the case browser's caps lowered: texts for 100 cases, 300 cases carried (and 5
+    links under each divergence reason)."""
+    from harness.reports.model import case_index
+    from harness.reports.render import html_divergence
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(case_index, "DETAIL_CASES", 100)
+        mp.setattr(case_index, "CARRIED_CASES", 300)
+        mp.setattr(html_divergence, "LINKS_PER_GROUP", 5)   # the links under each reason, and what carry() keeps
+        mp.setattr(case_index, "LINKED_PER_REASON", 6)
+        return _built(tmp_path_factory, "scale-capped", N_CAPPED)
+
+
+def _browser_data(page: str) -> dict:
+    import json
+
+    return json.loads(re.search(r'<script type="application/json" id="cb-data">(.*?)</script>', page, re.S).group(1))
+
+
+def test_past_its_caps_the_page_carries_a_bounded_number_of_cases(capped):
+    b, page = capped
+    data = _browser_data(page)
+    more = data["more"]
+    assert len(data["cases"]) == 100 and all(c["question"] for c in data["cases"])   # with their texts
+    assert len(more["ids"]) == 200 and data["left"] == N_CAPPED - 300
+    assert all(len(more[k]) == 200 for k in ("pos", "tags", "spread", "divergent", "cells"))
+    carried = {c["id"] for c in data["cases"]} | set(more["ids"])
+    linked = {m.group(1) for m in re.finditer(r'href="#c-([^"]+)"', page)}
+    assert linked and linked <= carried   # every case another section links is in the page
+    assert set(b.report.data.case_ids[:200]) <= carried
+    assert "This page carries 300 of the run&#x27;s 600 cases" in page or "This page carries 300 of the run's 600 cases" in page
+    # each carried case's cells, as the uncapped build would give them
+    at = b.report.data.case_ids.index(more["ids"][7])
+    want = [b.report.cells[(more["ids"][7], m)] for m in b.report.data.metrics]
+    got = [more["kinds"][k] for k in more["cells"][7]]
+    assert more["pos"][7] == at and [(g["v"], g["label"], g["status"]) for g in got] == \
+        [(c.score, c.label, c.status) for c in want]
+
+
+def test_the_compact_cases_read_as_cases_in_the_browser(capped, browser):  # noqa: F811 - the fixture
+    b, page_html = capped
+    data = _browser_data(page_html)
+    one = data["more"]["ids"][0]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto("file://" + os.path.abspath(b.html_path))
+    page.wait_for_selector("#cb-body tr.cb-row")
+    shown = page.evaluate("window.caseBrowser.shown()")
+    assert len(shown) == 300 and one in shown
+    assert page.evaluate("document.getElementById('cb-count').textContent").startswith("300 of 300 cases")
+    page.evaluate(f"location.hash = '#c-{one}'")
+    row = page.wait_for_selector(f'tr[id="c-{one}"]')
+    cells = row.query_selector_all("td")[2:]
+    assert [c.inner_text() for c in cells] == [b.report.cells[(one, m)].label for m in b.report.data.metrics]
+    page.close()
 
 
 from tests.review_browser import browser  # noqa: E402, F401 - fixture
