@@ -1,7 +1,8 @@
 """The report of a synthetic 2,000-case x 10-metric run (``tests.synthetic.scaled_run``: written through the
 store API, no metric runs) stays small: no table in its HTML is longer than the score matrix's cap, the long
 lists are counted rather than listed, the case browser carries every case's scores, and in Chromium the page
-stays under 20,000 px tall at a desktop and at a phone width. Past the case browser's caps (lowered here, so a
+stays under 20,000 px tall at a desktop and at a phone width; its Markdown lays out as much as a 400-case run's
+and every case's cells go to cases.csv. Past the case browser's caps (lowered here, so a
 600-case run reaches them) the page carries a bounded number of cases, compactly, which read as cases in Chromium.
 Build time at scale is measured in bench/bench_report.py, never here."""
 from __future__ import annotations
@@ -115,18 +116,68 @@ def test_the_divergence_section_links_a_bounded_number_of_cases(built):
     assert "tick \"divergent only\" and sort by spread" in sec   # the rest are counted, not listed
 
 
+def test_only_the_divergent_cases_shown_in_full_get_a_full_view(built):
+    """Past ALL_IN_FULL divergent cases the model builds the claim-by-claim view of the first few of each reason
+    only; the others are links (id, spread, anchor), in the same order."""
+    from harness.reports.model.divergence_view import ALL_IN_FULL, IN_FULL_PER_REASON, CaseLink, CaseView, GroupView
+
+    b = built[0]
+    assert len(b.report.divergences) > ALL_IN_FULL
+    groups = [g for g in b.report.sections["divergences"].parts if isinstance(g, GroupView)]
+    assert sum(g.count for g in groups) == len(b.report.divergences)
+    for g, want in zip(groups, b.report.glance):
+        k = min(IN_FULL_PER_REASON, g.count)
+        assert all(isinstance(cv, CaseView) for cv in g.cases[:k])
+        assert all(isinstance(cv, CaseLink) for cv in g.cases[k:])
+        assert [cv.case_id for cv in g.cases] == [dv.case_id for dv in want.divergences]
+
+
 def test_a_long_block_table_or_list_is_cut_and_counted():
     """Any metric's own section (the cascade's residual errors, say) goes through the same layout: at 5,000 rows
-    it shows the first TABLE_ROWS and the count; the Markdown keeps them all."""
+    it shows the first TABLE_ROWS and the count; the Markdown the first MD_ROWS."""
     from harness.reports.model.blocks import Section, Table
-    from harness.reports.render.blocks import TABLE_ROWS, html, markdown
+    from harness.reports.render.blocks import MD_ROWS, TABLE_ROWS, html, markdown
 
     rows = [[f"case-{i}", "a sentence", "0.9"] for i in range(5000)]
     blk = Section("cascade", "Cascade", [Table(["case", "text", "similarity"], rows), [f"item {i}" for i in range(5000)]])
     out = html(blk)
     assert out.count("<tr>") == TABLE_ROWS + 1 and f"The first {TABLE_ROWS:,} of 5,000 rows" in out
     assert out.count("<li") == TABLE_ROWS + 1 and "and 4,900 more" in out
-    assert "\n".join(markdown(blk)).count("| case-") == 5000
+    assert "(report.md) lists the first 500" in out
+    md = "\n".join(markdown(blk))
+    assert md.count("| case-") == MD_ROWS and f"The first {MD_ROWS:,} of 5,000 rows" in md
+    assert md.count("- item ") == MD_ROWS and "and 4,500 more" in md
+
+
+def _md_shape(md: str) -> dict[str, tuple[int, int, int]]:
+    """Markdown section title (its first words) -> (table rows, list items, cases in full)."""
+    out = {}
+    for part in re.split(r"^## ", md, flags=re.M)[1:]:
+        lines = part.splitlines()
+        key = " ".join(lines[0].split()[:2])
+        out[key] = (sum(l.startswith("| ") for l in lines), sum(l.startswith("- ") for l in lines),
+                    sum(l.startswith("#### ") for l in lines))
+    return out
+
+
+def test_the_markdown_lays_out_the_same_at_five_times_the_cases(built, small):
+    """report.md is bounded like the page: the 2,000-case run's lays out as many table rows, list items and cases
+    in full in each section as the 400-case run's, and names cases.csv, which holds every case."""
+    import csv
+
+    big, little = (open(b.md_path, encoding="utf-8").read() for b in (built[0], small[0]))
+    assert _md_shape(big) == _md_shape(little)
+    assert "[cases.csv](cases.csv)" in big and "more (every case's reason: cases.csv)" in big
+    with open(os.path.join(os.path.dirname(built[0].md_path), "cases.csv"), encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    b = built[0].report
+    assert [r[0] for r in rows[1:]] == b.data.case_ids and rows[0][3:] == b.data.metrics
+    divergent = {dv.case_id: dv for dv in b.divergences}
+    assert {r[0] for r in rows[1:] if r[2]} == set(divergent)
+    first = rows[1]
+    assert first[3:] == [b.cells[(first[0], m)].label + ("" if b.cells[(first[0], m)].status == "scored"
+                                                         else f" ({b.cells[(first[0], m)].status})")
+                         for m in b.data.metrics]
 
 
 N_CAPPED = 600
