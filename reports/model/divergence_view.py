@@ -107,9 +107,11 @@ def divergence_section(rep) -> Section:
     at = {dv.case_id: i for i, dv in enumerate(rep.divergences)}
     shorts, names = rep.shorts, rep.names   # each a dict built on every read: read once here
     k = in_full(len(rep.divergences))
-    out = [GroupView(g.reason, [_case(rep, at[dv.case_id], dv, shorts, names) for dv in g.divergences[:k]]
-                     + [CaseLink(at[dv.case_id], dv.case_id, dv.spread) for dv in g.divergences[k:] if k is not None])
-           for g in rep.glance]
+    out = []
+    for g in rep.glance:
+        full, rest = (g.divergences, []) if k is None else (g.divergences[:k], g.divergences[k:])
+        out.append(GroupView(g.reason, [_case(rep, at[dv.case_id], dv, shorts, names) for dv in full]
+                             + [CaseLink(at[dv.case_id], dv.case_id, dv.spread) for dv in rest]))
     return Section("divergences", S.TITLES["divergences"],
                    [S.INTRO["divergences"].format(threshold=rep.threshold)] + (out or [EMPTY]))
 
