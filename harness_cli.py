@@ -3,7 +3,8 @@
 This is the one module that sees every layer: it lists the subcommands (one module each, with
 ``NAME``, ``add_parser(sub)`` and ``run(args) -> int``) and the extensions of a command (``EXTENDS``,
 ``add_arguments(parser)``, ``check(args)``, ``after(args, outcome)``), so that harness/ imports
-neither reports/ nor adapters/. Only argparse and the command modules (which import nothing heavy at
+neither reports/ nor adapters/. It also gives ``harness.evaluate`` (the package's public name) its report
+builder: :func:`harness.api.evaluate` with reports/' build registered. Only argparse and the command modules (which import nothing heavy at
 module level) are imported at start-up: ``--help`` stays instant.
 
 Exit codes: 0 done; 1 the run finished but some cells errored (or the run itself failed);
@@ -15,9 +16,12 @@ import argparse
 import sys
 from importlib import metadata
 
+from harness import api
 from harness.cases.importers import cli as import_
 from harness.cli import judge, metrics, perturb, run, validate
 from harness.core.errors import BadInput
+from harness.core.redact import ScrubbingStream
+from harness.metric.vendor_env import quiet_vendors
 from harness.reports.commands import agree, calibrate, cards, check, compare, export, report, review, run_report
 
 COMMANDS = (run, metrics, report, review, agree, calibrate, cards, check, compare, export, import_, validate, perturb,
@@ -26,6 +30,18 @@ COMMANDS = (run, metrics, report, review, agree, calibrate, cards, check, compar
 Adding one: a module, and an entry here."""
 EXTENSIONS = (run_report,)
 """Modules that extend another command (``EXTENDS`` names it)."""
+
+
+def build_report(run_dir: str, threshold: float | None = None) -> str:
+    """``harness.evaluate``'s report (``report=True``): reports/' build of the run, in place; its HTML path."""
+    from harness.reports.build import report_for_run  # noqa: PLC0415 - lazy: keeps --help from importing the report build
+
+    return report_for_run(run_dir, threshold)
+
+
+api.use_report_builder(build_report)
+evaluate = api.evaluate
+"""``harness.evaluate``: the engine's :func:`harness.api.evaluate`, with the report builder above registered."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,16 +71,13 @@ def version() -> str:
     try:
         return metadata.version("groundedness-harness")
     except metadata.PackageNotFoundError:
-        from harness import __version__  # noqa: PLC0415 - lazy: optional import, its absence is handled here
+        from harness import __version__  # noqa: PLC0415 - lazy: read only when the package is not installed
 
         return __version__
 
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI; everything it prints (and every library it drives prints) passes the secret scrubber."""
-    from harness.core.redact import ScrubbingStream  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.metric.vendor_env import quiet_vendors  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)
     try:

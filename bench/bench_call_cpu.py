@@ -4,7 +4,7 @@
     .venv/bin/python bench/bench_call_cpu.py --small 100 --large 400 --metrics inhouse.span
     .venv/bin/python bench/bench_call_cpu.py --before DIR --run-rounds 2   # DIR: a checkout of main, say
 
-The realistic test judge (``tests.judges.realistic --quiet-model``, its own process, loopback HTTP, no
+The realistic test judge (``tests.helpers.judges.realistic --quiet-model``, its own process, loopback HTTP, no
 latency) answers two whole ``harness run`` commands on copies of the canonical cases (new ids,
 ``--cache live``, ``--workers 1``, ``--concurrency 32``, ``--no-report``): ``--small`` answers and
 ``--large`` answers. The CPU of each command (user + system, the harness's process and any child) is read
@@ -136,7 +136,7 @@ def main() -> None:
                     "whole command is measured in this run too, alternated with --root's, and the ratio printed")
     ap.add_argument("--run-rounds", type=int, default=1, help="whole-command part: rounds (alternated with --before)")
     args = ap.parse_args()
-    judge = subprocess.Popen([sys.executable, "-m", "tests.judges.realistic", "--quiet-model"], cwd=ROOT,
+    judge = subprocess.Popen([sys.executable, "-m", "tests.helpers.judges.realistic", "--quiet-model"], cwd=ROOT,
                              stdout=subprocess.PIPE, text=True)
     try:
         url = json.loads(judge.stdout.readline())["url"]

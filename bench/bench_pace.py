@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_pace.py [--rpm 600] [--window 10] [--calls 400] [--concurrency 32]
 
-A rate-limited test judge (``tests.judges.ratelimited``, its own process, real clock) allows ``--rpm``
+A rate-limited test judge (``tests.helpers.judges.ratelimited``, its own process, real clock) allows ``--rpm``
 requests per minute, kept over ``--window`` seconds (the default: 10 requests per second, 100 per 10 s
 window). Each scenario sends ``--calls`` judge calls through one harness gateway (the path every vendor's
 calls take), ``--concurrency`` at a time, with the harness's default retries (4 attempts, Retry-After
@@ -48,7 +48,7 @@ def body(i: int) -> dict:
 
 
 def judge(args, rpm=None, tpm=None):
-    cmd = [sys.executable, "-m", "tests.judges.ratelimited", "--window", str(args.window)]
+    cmd = [sys.executable, "-m", "tests.helpers.judges.ratelimited", "--window", str(args.window)]
     cmd += ["--rpm", str(rpm)] if rpm else []
     cmd += ["--tpm", str(tpm)] if tpm else []
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)

@@ -1,5 +1,5 @@
 """The report's build at scale: synthetic run stores of growing size (cases x 10 metrics, written straight
-through the store API by ``tests.synthetic.scaled_run``: no metric runs, a zero-latency judge in effect), and
+through the store API by ``tests.helpers.synthetic.scaled_run``: no metric runs, a zero-latency judge in effect), and
 for each the report's build time (CPU and wall, in this process), the HTML's size, and the page's height in
 Debian's Chromium (headless, through Playwright, at 1280 x 900 and 390 x 844).
 
@@ -30,7 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tests.synthetic import scaled_run  # noqa: E402
+from tests.helpers.synthetic import scaled_run  # noqa: E402
 
 
 def cpu() -> float:

@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_scale.py --answers 2000              # local worker processes
     .venv/bin/python bench/bench_scale.py --answers 2000 --ray        # the same on a local Ray cluster
 
-A rate-limited test judge (``tests.judges.ratelimited``, its own process, real clock, loopback) allows
+A rate-limited test judge (``tests.helpers.judges.ratelimited``, its own process, real clock, loopback) allows
 ``--rps`` requests per second (kept over a ``--window`` of seconds, as ``--judge-rpm`` and ``--judge-window``
 tell the run). ``--answers`` cases cycled from the canonical set (new ids; ``--cache live``, so every
 copy's calls reach the judge) are scored by the ten metrics below, in one whole ``harness run`` command
@@ -48,7 +48,7 @@ MODEL = "realistic-judge"
 
 
 def judge(rps: float, window: float):
-    proc = subprocess.Popen([sys.executable, "-m", "tests.judges.ratelimited", "--rpm", str(rps * 60),
+    proc = subprocess.Popen([sys.executable, "-m", "tests.helpers.judges.ratelimited", "--rpm", str(rps * 60),
                              "--window", str(window)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     return proc, json.loads(proc.stdout.readline())["url"]
 

@@ -142,7 +142,7 @@ def main(argv=None) -> int:
         if name == "reference":
             example(name, None, labelled, new, a.out, a.target, a.delta)
         else:
-            from tests.judges.realistic import serve
+            from tests.helpers.judges.realistic import serve
 
             with serve(mode="chat-404") as judge:
                 example(name, judge.url, labelled, new, a.out, a.target, a.delta)

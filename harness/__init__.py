@@ -7,14 +7,15 @@ The public API, imported on first use (importing ``harness`` has no side effects
     result = harness.evaluate("datasets/canonical.jsonl", metrics=["inhouse.span", "deepeval"])
     result.scores            # cases x metrics
 
-- :func:`evaluate` and its result :class:`EvalResult` (:mod:`harness.api`);
+- :func:`evaluate` and its result :class:`EvalResult` (:mod:`harness.api`; ``evaluate`` through the composition
+  root :mod:`harness.console`, which gives it the report package's builder);
 - :class:`Case` (:mod:`harness.core.records`), what a case file holds;
 - :class:`Metric` and :func:`register` (:mod:`harness.metric`), the plug-in contract of a metric.
 """
 __version__ = "0.1.0"
 __all__ = ["evaluate", "EvalResult", "Case", "Metric", "register", "__version__"]
 
-_PUBLIC = {"evaluate": "harness.api", "EvalResult": "harness.api", "Case": "harness.core.records",
+_PUBLIC = {"evaluate": "harness.console", "EvalResult": "harness.api", "Case": "harness.core.records",
            "Metric": "harness.metric", "register": "harness.metric"}
 
 

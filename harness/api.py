@@ -7,7 +7,6 @@ private thread with its own loop, because ``asyncio.run`` cannot nest. It is the
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 import sys
 import warnings
@@ -180,13 +179,20 @@ def _evaluate(opts, report, threshold: float | None) -> EvalResult:
                       [c.id for c in opts.cases], list(opts.metrics))
 
 
-DEFAULT_REPORT_BUILDER = "harness.reports.build:report_for_run"
-"""The builder ``report=True`` uses, by name: the engine never imports the report package (a layer above
-it); it loads this one function only when a report is asked for."""
+_report_builder = None
+"""The builder ``report=True`` uses, set by the composition root (:func:`use_report_builder`, called by
+``harness.console``, which ``harness.evaluate`` comes from): the engine never imports the report package (a
+layer above it)."""
+
+
+def use_report_builder(builder) -> None:
+    """Make ``builder(run_dir, threshold) -> html_path`` the report ``evaluate(report=True)`` builds."""
+    global _report_builder
+    _report_builder = builder
 
 
 def report_builder(report):
-    """The builder ``evaluate(report=...)`` asks for: a callable as given, None for False, else the default.
+    """The builder ``evaluate(report=...)`` asks for: a callable as given, None for False, else the registered one.
 
     >>> report_builder(False) is None, report_builder(print) is print
     (True, True)
@@ -195,8 +201,10 @@ def report_builder(report):
         return report
     if not report:
         return None
-    module, _, name = DEFAULT_REPORT_BUILDER.partition(":")
-    return getattr(importlib.import_module(module), name)
+    if _report_builder is None:
+        raise RuntimeError("no report builder registered: call harness.evaluate (which registers the report "
+                           "package's), or pass report=False or a builder")
+    return _report_builder
 
 
 def metric_names(metrics) -> list[str]:

@@ -57,7 +57,7 @@ def to_parquet(store_path: str, dest: str) -> list[str]:
     try:
         import pyarrow  # noqa: F401, PLC0415 - lazy: optional extra
     except ImportError:
-        from harness.metric.extras import install_line  # noqa: PLC0415 - lazy: optional import, its absence is handled here
+        from harness.metric.extras import install_line  # noqa: PLC0415 - lazy: needed only when the extra is missing
 
         raise RuntimeError(f"--format parquet needs pyarrow: {install_line('parquet')}") from None
 
@@ -132,7 +132,7 @@ def to_mlflow(run_dir: str, store_path: str, tracking_dir: str,
     try:
         from mlflow.tracking import MlflowClient  # noqa: PLC0415 - lazy: optional extra
     except ImportError:
-        from harness.metric.extras import install_line  # noqa: PLC0415 - lazy: optional import, its absence is handled here
+        from harness.metric.extras import install_line  # noqa: PLC0415 - lazy: needed only when the extra is missing
 
         raise RuntimeError(f"--format mlflow needs MLflow: {install_line('mlflow')}") from None
     import time  # noqa: PLC0415 - lazy: only the mlflow export stamps metrics

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Write packaging/constraints.txt from uv.lock: every pin the lock proves, for pip users
 # (`pip install -c packaging/constraints.txt 'dist/...whl[ragas]'` installs exactly the locked versions).
-# tests/test_packaging.py fails when the file and the lock disagree; rerun this after `uv lock`.
+# tests/cli/test_packaging.py fails when the file and the lock disagree; rerun this after `uv lock`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 {

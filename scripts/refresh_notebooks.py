@@ -8,10 +8,10 @@
 Each notebook runs top to bottom in a fresh Jupyter kernel started in notebooks/ (where Jupyter starts
 when a user opens it), offline, with the reference judge. The notebooks that read a run of the canonical
 set (``HARNESS_RUN``: choose_a_metric, trust_each_metric) share one ``harness run`` of it, made here
-first, as tests/test_notebooks.py does; their outputs are the same as with a run of their own
+first, as tests/cli/test_notebooks.py does; their outputs are the same as with a run of their own
 (``--own-runs`` makes those, as a user opening them would). The stored notebook keeps the outputs and
 execution counts; the per-cell execution timestamps nbclient adds are dropped so that a refresh with the
-same results changes nothing but what a run really changes. tests/test_notebooks.py checks that the
+same results changes nothing but what a run really changes. tests/cli/test_notebooks.py checks that the
 stored outputs match a fresh run's (:func:`meaningful`).
 """
 from __future__ import annotations

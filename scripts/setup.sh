@@ -35,21 +35,21 @@ for v in UV_DEFAULT_INDEX UV_INDEX_URL UV_INDEX UV_EXTRA_INDEX_URL; do [ -n "${!
 for f in "${XDG_CONFIG_HOME:-$HOME/.config}/uv/uv.toml" /etc/uv/uv.toml; do
   [ -f "$f" ] && grep -qE '^\s*(\[\[index\]\]|index-url|extra-index-url)' "$f" && index="$f"
 done
-# The MLflow server for the browser test of the MLflow export (tests/test_mlflow_server.py) goes into a venv of
-# its own, from a lock of its own (tests/mlflow_server/pyproject.toml says why); only beside the main .venv, and
+# The MLflow server for the browser test of the MLflow export (tests/browser/test_mlflow_server.py) goes into a venv of
+# its own, from a lock of its own (tests/helpers/mlflow_server/pyproject.toml says why); only beside the main .venv, and
 # with a stamp of its own like the one below.
 if [ -z "${HARNESS_VENV:-}" ]; then
   SERVER_VENV=$PWD/.venv-mlflow-server
-  server_print() { { echo "$UV_VERSION $PY $index"; cat tests/mlflow_server/uv.lock tests/mlflow_server/pyproject.toml;
+  server_print() { { echo "$UV_VERSION $PY $index"; cat tests/helpers/mlflow_server/uv.lock tests/helpers/mlflow_server/pyproject.toml;
                      ls -a "$SERVER_VENV"/lib/python*/site-packages 2>/dev/null; } | sha256sum | cut -d' ' -f1; }
   if ! { [ -x "$SERVER_VENV/bin/mlflow" ] && [ "$(cat "$SERVER_VENV/.harness-setup" 2>/dev/null)" = "$(server_print)" ]; }; then
-    echo "setup: syncing .venv-mlflow-server with tests/mlflow_server/uv.lock (frozen)" >&2
+    echo "setup: syncing .venv-mlflow-server with tests/helpers/mlflow_server/uv.lock (frozen)" >&2
     rm -f "$SERVER_VENV/.harness-setup"
     if [ -z "$index" ]; then
-      UV_PROJECT_ENVIRONMENT=$SERVER_VENV "$TOOLS/bin/uv" sync --frozen --project tests/mlflow_server --python "$PY" --quiet
+      UV_PROJECT_ENVIRONMENT=$SERVER_VENV "$TOOLS/bin/uv" sync --frozen --project tests/helpers/mlflow_server --python "$PY" --quiet
     else
       sreq=$(mktemp)
-      "$TOOLS/bin/uv" export --frozen --project tests/mlflow_server --format requirements-txt --no-emit-project \
+      "$TOOLS/bin/uv" export --frozen --project tests/helpers/mlflow_server --format requirements-txt --no-emit-project \
           --quiet -o "$sreq"
       [ -x "$SERVER_VENV/bin/python" ] || "$TOOLS/bin/uv" venv --python "$PY" --quiet "$SERVER_VENV"
       "$TOOLS/bin/uv" pip sync --python "$SERVER_VENV/bin/python" --quiet "$sreq"

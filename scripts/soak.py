@@ -1,7 +1,7 @@
 """Fault soak: many cases x every metric through a judge that fails 10 % of the time; nothing may be lost.
 
     .venv/bin/python scripts/soak.py                 # 500 cases x all metrics, 10 % faults (a few minutes)
-    bash scripts/test.sh -m soak                     # the same, as a test (tests/test_faults_soak.py)
+    bash scripts/test.sh -m soak                     # the same, as a test (tests/run/test_faults_soak.py)
     .venv/bin/python scripts/soak.py --cases 50 --metrics inhouse.span,ragas   # a quick one
 
 The cases are copies of the canonical ones with new ids (``<id>--soak-0001`` ...). The judge is the

@@ -1,7 +1,7 @@
 """Kill-and-resume soak of the parallel paths: worker processes and Ray, judge faults, SIGKILLs, resumes.
 
     .venv/bin/python scripts/soak_kill.py                  # 240 cases, 2 workers and Ray, 10 % faults
-    .venv/bin/python scripts/soak_kill.py --cases 48 --no-ray    # a quick one (tests/test_soak_kill.py)
+    .venv/bin/python scripts/soak_kill.py --cases 48 --no-ray    # a quick one (tests/run/test_soak_kill.py)
 
 One run id, four segments, each a whole ``harness run`` command (a subprocess), all with
 ``--faults`` at 10 % of judge attempts (seeded) and a 10 s per-call timeout:
@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from soak import DEFAULT_SPEC, compare, soak_cases  # noqa: E402 - the fault soak's cases and comparison
 
-from tests.procs import RayHead, store_rows, stored_cells, workers_of  # noqa: E402 - shared with the tests
+from tests.helpers.procs import RayHead, store_rows, stored_cells, workers_of  # noqa: E402 - shared with the tests
 
 FINAL = ("scored", "unscored", "vendor_nan", "not_applicable")
 RUN_ID = "kill-soak"

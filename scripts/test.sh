@@ -14,9 +14,9 @@ fi
 # vendors' own retry sleeps and their processes' imports) and a few other long files run in a second pytest process
 # beside the rest, so the two cores are both busy (measured on a quiet 2-core machine: the parity files alone took
 # 6.4 min of a ~25 min single stream); both must pass. Their output goes to .test-parity.log, shown when they fail.
-PARITY=(tests/test_stock_parity.py tests/test_stock_parity_more.py tests/test_stock_parity_modes.py
-        tests/test_notebooks.py tests/test_realistic_unannotated.py tests/test_faults_vendors.py
-        tests/test_reliability.py tests/test_estimate.py tests/test_wheel_install.py tests/test_report_scale.py)
+PARITY=(tests/vendors/test_stock_parity.py tests/vendors/test_stock_parity_more.py tests/vendors/test_stock_parity_modes.py
+        tests/cli/test_notebooks.py tests/vendors/test_realistic_unannotated.py tests/vendors/test_faults_vendors.py
+        tests/run/test_reliability.py tests/run/test_estimate.py tests/cli/test_wheel_install.py tests/reports/test_report_scale.py)
 .venv/bin/python -m pytest -q "${PARITY[@]}" > .test-parity.log 2>&1 &
 parity=$!
 trap 'kill "$parity" 2>/dev/null || true' EXIT

@@ -9,7 +9,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 # Runs score in one process unless a test passes --workers: the pytest process imports each vendor once
 # for every test (a worker process would import them again per run), and the suite's timing stays what it
-# was. Subprocesses inherit it. tests/test_workers_default.py unsets it to test the default itself.
+# was. Subprocesses inherit it. tests/run/test_workers_default.py unsets it to test the default itself.
 os.environ.setdefault("HARNESS_WORKERS", "1")
 # The suite is the harness's own process: the vendor switches (telemetry off, no dotenv, no hub) hold for the whole
 # session, before any test imports a vendor directly (the stock-usage scripts do). Importing harness sets none.

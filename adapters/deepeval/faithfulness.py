@@ -32,7 +32,7 @@ from harness.metric import Endpoint, LabelReading, UnitCredit, register
 
 CARD_NOTES = """\
 Deviations from stock use (everything else is DeepEval's own code, unpatched; the stock-parity test
-`tests/test_stock_parity.py` scores every canonical case with `FaithfulnessMetric(model=OpenAIModel(...))`
+`tests/vendors/test_stock_parity.py` scores every canonical case with `FaithfulnessMetric(model=OpenAIModel(...))`
 pointed straight at the realistic test judge and gets the same scores):
 - Request protocol: none forced. DeepEval picks it from its own model registry for the judge's model
   id, as in stock use: a `gpt-4o`-class id gets a strict json_schema (structured output), a

@@ -44,7 +44,7 @@ from harness.metric import Endpoint
 
 INSTRUCTOR_ATTEMPTS = 3
 """Attempts instructor makes per step on any exception: its own default (``max_retries=3`` is
-``stop_after_attempt(3)``), pinned by tests/test_ragas_contract.py; the adapter passes no policy."""
+``stop_after_attempt(3)``), pinned by tests/vendors/test_ragas_contract.py; the adapter passes no policy."""
 
 
 def harness_data_dir(appname: str | None = None, *_args, **_kwargs) -> str:

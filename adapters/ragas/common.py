@@ -11,13 +11,13 @@ SHIMS = (
          '`appdirs.user_data_dir("ragas")/uuid.json` in the user\'s home. `vendor` rebinds the single name '
          "`ragas._analytics.user_data_dir` to `harness_data_dir` before ragas is used, so the file goes to a "
          "per-user directory under the system temp dir instead. Nothing else changes: the id is still made "
-         "and never sent (tracking stays off). `tests/test_ragas_env.py` fails without it."),
+         "and never sent (tracking stays off). `tests/vendors/test_ragas_env.py` fails without it."),
 )
 """The one change to Ragas's behaviour, shown on both cards (applied by ``_llm.vendor``)."""
 
 DEVIATIONS = """\
 Deviations from stock use (everything else is Ragas's own code; the stock-parity test
-`tests/test_stock_parity.py` scores every canonical case with `llm_factory(model,
+`tests/vendors/test_stock_parity.py` scores every canonical case with `llm_factory(model,
 client=AsyncOpenAI(...))` and the collections metric pointed straight at the realistic test judge
 and gets the same scores):
 - Transport retries: the openai SDK's own retries are off (`max_retries=0`). Reason: the harness
@@ -25,7 +25,7 @@ and gets the same scores):
 - Instructor retry policy: none; instructor's own is kept (3 attempts per step on any exception:
   a reply that is not the step's JSON is re-asked, a reply cut at the token limit or an API error
   the gateway gave up on is asked again, then `InstructorRetryException`). Measured effect against
-  stock (`tests/test_stock_parity_modes.py`, issue 37): with a judge that cuts a reply at the token
+  stock (`tests/vendors/test_stock_parity_modes.py`, issue 37): with a judge that cuts a reply at the token
   limit once, every answer scores as in stock use (with the parse-errors-only policy the harness
   used before, every answer of Faithfulness errored); with a judge that always cuts, both raise
   `InstructorRetryException` after 3 requests per step. An API error the gateway gave up on is

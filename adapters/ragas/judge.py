@@ -20,7 +20,7 @@ A re-ask (the rejected reply plus instructor's "Correct your JSON ONLY RESPONSE.
 like the request it repeats. A step is recognised by the start of its instruction, the title of the output schema and the keys
 of the input JSON, all three; the input is parsed as JSON after the "Now perform the same" marker
 (never from the examples). The instruction prefixes below are pinned to ragas 0.4.3 by
-``tests/test_ragas_contract.py``, which names the step whose prompt or schema changed.
+``tests/vendors/test_ragas_contract.py``, which names the step whose prompt or schema changed.
 
 What each step answers (the label readings are the metric classes' ``label_reading``):
 

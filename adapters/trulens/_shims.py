@@ -3,7 +3,7 @@
 Imports vendor code at module level (the leading ``_`` keeps adapter discovery away from it). Both
 shims are applied by :func:`apply` (idempotent, thread-safe) and touch module globals of
 ``trulens.feedback.llm_provider`` only: ``nltk`` itself, the builtins and every other module are
-left as they are. Each has a test that fails without it (``tests/test_trulens_shims.py``).
+left as they are. Each has a test that fails without it (``tests/vendors/test_trulens_shims.py``).
 
 Shim 1: offline Punkt sentence splitting (vendor notes section 3.3): :func:`sent_tokenize`.
 Shim 2: the trivial-statement filter's ``eval`` (vendor notes section 3.4): :func:`literal_eval`.

@@ -11,7 +11,7 @@ from harness.metric import LabelReading, Shim
 
 VENDOR_VERSION = "2.16.0"
 """The pinned ``trulens-core`` / ``trulens-feedback`` version the adapters and the contract fixture
-were written against (``tests/contracts/trulens.json``)."""
+were written against (``tests/helpers/contracts/trulens.json``)."""
 
 SOURCE_JOINER = "\n\n"
 """How the case's passages become TruLens's one ``source`` string for groundedness.
@@ -50,7 +50,7 @@ SHIMS = (
          "for any reply it cannot parse. The filter stays on: it is part of TruLens's definition of the metric."),
 )
 """The two changes to TruLens's behaviour (applied by ``_shims.apply``; each has a test in
-``tests/test_trulens_shims.py``), shown on every TruLens card."""
+``tests/vendors/test_trulens_shims.py``), shown on every TruLens card."""
 
 LABEL_READING = LabelReading({"supported": 3, "inference": 2, "not_found": 0, "contradicted": 0},
                              "TruLens 0-3 score of the claim")
@@ -159,7 +159,7 @@ whose score does not parse out of its mean. A cell that still scores after any o
 `abstention_check_fallback` or `unparsable_sentence_dropped`), its reason says what TruLens did, and
 the report counts such cells per metric; any other failed judge call fails the cell.
 
-Deviations from stock use (the stock-parity test `tests/test_stock_parity.py` scores the 24
+Deviations from stock use (the stock-parity test `tests/vendors/test_stock_parity.py` scores the 24
 canonical cases and 8 more with citation markers with TruLens's own `OpenAI` provider, in a process
 that imports nothing of the harness, pointed straight at the realistic test judge as three kinds of
 server: OpenAI-like, chat-only answering the Responses API with 400, chat-only answering it with 404):
@@ -183,7 +183,7 @@ server: OpenAI-like, chat-only answering the Responses API with 400, chat-only a
   a transport one: an API error or a timeout reaches TruLens after the gateway's own retries and is not
   repeated (stock: 3 more attempts, each with the SDK's 2 retries); its pace is unlimited (stock: 60
   requests a minute). Reason: the gateway owns transport retries, timeouts and pacing. Either way the
-  call ends in TruLens's `RuntimeError`. Measured effect (`tests/test_stock_parity_modes.py`, 7 cases,
+  call ends in TruLens's `RuntimeError`. Measured effect (`tests/vendors/test_stock_parity_modes.py`, 7 cases,
   issue 37): a judge that cuts a reply at the token limit once scores every answer as stock does;
   with TruLens's retries off (before) the harness raised on every one of them (13 of 13 scored cells).
 - The thread TruLens's synchronous feedback call runs in: TruLens replaces

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from harness.core.errors import BadInput
+from harness.judge.accounting import parse_prices
 from harness.metric import registry
 
 
@@ -24,7 +25,6 @@ def add_options(r) -> None:
 
 def show(opts, args, prices) -> int:
     """Print the estimate of ``opts`` (a ``RunOptions``); 0."""
-    from harness.judge.accounting import parse_prices  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.run.estimate import estimate, lines  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     if args.estimate_cases is not None and args.estimate_cases < 1:

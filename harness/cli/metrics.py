@@ -10,6 +10,9 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from harness.metric import registry
+from harness.metric.vendor_env import forced
+
 NAME = "metrics"
 
 PROBE_TIMEOUT_S = 600.0
@@ -42,7 +45,6 @@ def add_parser(sub):
 
 def run(args) -> int:
     """One line per metric: name, version, display name and unit; why it is unavailable, if it is."""
-    from harness.metric import registry  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.metric.extras import missing_vendor  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     names = registry.names()
@@ -66,9 +68,6 @@ def probe_imports(names: list[str]) -> dict[str, str | None]:
     """Import the vendor of each metric in ``names`` that has one (its class's ``prepare``), each metric in a fresh
     subprocess with the vendor switches forced (telemetry off, no dotenv) and ``sys.path`` this process's, a few at a
     time: metric -> None when it imported, else the reason (the exception, or how the subprocess ended)."""
-    from harness.metric import registry  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.metric.vendor_env import forced  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     todo = [n for n in names if callable(getattr(registry.get(n), "prepare", None))]
     env = {**os.environ, **forced(), "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import os
 
+from harness.cases.defaults import resolve_cases
+from harness.cases.load import CaseFileError, case_to_json, load_cases
+from harness.cases.perturb import KINDS, perturb, tags_of
 from harness.core.errors import BadInput
 
 NAME = "perturb"
@@ -13,8 +16,6 @@ NAME = "perturb"
 
 def add_parser(sub):
     """Register ``perturb`` on the ``harness`` subparsers; return its parser."""
-    from harness.cases.perturb import KINDS  # noqa: PLC0415 - small, no vendor import
-
     p = sub.add_parser("perturb", help="write seeded meaning-preserving and meaning-changing variants of "
                                        "annotated cases, for flip and detection rates")
     p.add_argument("cases", help="a JSONL case file (annotated cases; an unannotated case gets no variant)")
@@ -27,10 +28,6 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Write ``--out``; print how many variants of each kind; BadInput (one line) on a bad file or kind."""
-    from harness.cases.defaults import resolve_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.cases.load import CaseFileError, case_to_json, load_cases  # noqa: PLC0415 - lazy, as above
-    from harness.cases.perturb import KINDS, perturb, tags_of  # noqa: PLC0415 - lazy, as above
-
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     bad = [k for k in kinds if k not in KINDS]
     if bad or not kinds:

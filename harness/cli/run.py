@@ -13,10 +13,22 @@ from __future__ import annotations
 import os
 import sys
 
-from harness.cases.defaults import DEFAULT_CASES
+from harness.cases.defaults import DEFAULT_CASES, resolve_cases
+from harness.cases.load import CaseFileError, load_cases
 from harness.cli.estimate import add_options as estimate_options
 from harness.cli.estimate import show as show_estimate
+from harness.core import redact
 from harness.core.errors import BadInput
+from harness.judge.accounting import (
+    PriceError,
+    add_price_options,
+    batch_prices,
+    parse_prices,
+    prices_from_args,
+    traffic_summary,
+)
+from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S
+from harness.judge.reference import refuse_unannotated
 from harness.metric import registry
 
 TABLE_MAX_CASES = 40
@@ -81,8 +93,6 @@ def add_parser(sub):
     r.add_argument("--call-timeout", type=float, default=120.0, help="seconds per judge call attempt (default 120)")
     r.add_argument("--max-reply-mb", type=float, default=8.0, metavar="MB",
                    help="refuse a judge reply larger than MB megabytes, read no further (default 8)")
-    from harness.judge.budget import DEFAULT_CELL_TIMEOUT_S  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     r.add_argument("--cell-timeout", type=float, default=DEFAULT_CELL_TIMEOUT_S, metavar="S",
                    help=f"total seconds per cell, every judge call, retry and wait included (default "
                         f"{DEFAULT_CELL_TIMEOUT_S:g}): a hung judge costs a cell this long at most; a cell out of "
@@ -113,8 +123,6 @@ def add_parser(sub):
                         "malformed=0.02,truncated=0.02,schema=0.02[,retry_after=1]; see harness/judge/faults.py")
     r.add_argument("--fault-seed", type=int, metavar="N",
                    help="seed of --faults (default 0): the same seed faults the same calls, so a run replays")
-    from harness.judge.accounting import add_price_options  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     add_price_options(r)
     return r
 
@@ -128,9 +136,6 @@ def run(args) -> int:
 
 
 def _load(path: str):
-    from harness.cases.defaults import resolve_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.cases.load import CaseFileError, load_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     try:
         return load_cases(resolve_cases(path))
     except CaseFileError as e:
@@ -171,8 +176,6 @@ def judge_config(args):
     key_env = args.judge_key_env or ("OPENAI_API_KEY" if url == OPENAI_URL else None)
     if key_env and not os.environ.get(key_env) and getattr(args, "cache", None) != "replay":   # replay: no key
         raise BadInput(f"environment variable {key_env} is not set (it should hold the judge's key)")
-    from harness.core import redact  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     redact.register(os.environ.get(key_env) if key_env else None)
     redact.register_url(url)
     return JudgeConfig(url=url, model=args.judge_model, key_env=key_env,
@@ -291,15 +294,11 @@ def cmd_run(args) -> int:
     cases = _load(args.cases)
     metrics = _metrics(args.metrics)
     judge = judge_config(args)
-    from harness.judge.accounting import PriceError, prices_from_args  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     try:
         prices = prices_from_args(args, judge.model)
     except PriceError as e:
         raise BadInput(str(e)) from None
     if judge.is_reference:
-        from harness.judge.reference import refuse_unannotated  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
         try:
             refuse_unannotated(cases)
         except ValueError as e:
@@ -321,8 +320,6 @@ def cmd_run(args) -> int:
                       judge_batch=batch_config(args))
     if args.estimate:   # before any judge call: what the run would cost, then stop
         if opts.judge_batch is not None and prices is not None:   # what the run would cost at the batch price
-            from harness.judge.accounting import batch_prices  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
             prices = batch_prices(prices, opts.judge_batch.price_factor)
         return show_estimate(opts, args, prices)
     print(f"judge: {judge.describe()}   cases: {len(cases)}   metrics: {len(metrics)}", flush=True)
@@ -426,8 +423,6 @@ def batch_config(args):
 
 def traffic_line(store, model: str, prices: dict | None) -> str:
     """Billed, cached and retried judge traffic of the run, and money at the user's price."""
-    from harness.judge.accounting import parse_prices, traffic_summary  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     row = store.rows("SELECT SUM(billed_prompt_tokens), SUM(billed_completion_tokens), "
                      "SUM(cached_prompt_tokens + cached_completion_tokens), SUM(cache_hits), SUM(retries), "
                      "SUM(usage_missing) FROM cells")[0]

@@ -11,10 +11,10 @@ A metric is one folder (a package of its own, or ``adapters/<vendor>/`` here):
 - ``switches.py`` (optional): ``SWITCHES``, the vendor's environment switches (telemetry off), forced before any
   vendor import (:mod:`harness.metric.vendor_env`);
 - ``kit/`` (test code, not shipped): the test suite's realistic-judge handler, stock-usage script, parity rules and
-  offline tests (``tests/kits.py``);
+  offline tests (``tests/helpers/kits.py``);
 - one line in the ``groundedness_harness.metrics`` entry-point group of its distribution.
 
-Adapter modules must not import vendor packages at module level (``tests/test_registry_cli.py`` checks it): vendor
+Adapter modules must not import vendor packages at module level (``tests/cli/test_registry_cli.py`` checks it): vendor
 code is imported inside ``score`` (or ``prepare``), so that listing metrics, ``--help`` and the reference judge stay
 fast. The optional attributes' records are in :mod:`harness.metric.declare`.
 """

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 
 from harness.cases.load import remember_digest
 from harness.core import redact
+from harness.core.aligner import place_units
 from harness.core.records import Case, CellResult, Ledger
 from harness.judge.embeddings import make_upstream
 from harness.judge.gateway import Gateway
@@ -416,8 +417,6 @@ async def score_cell(cls, case: Case, endpoint: Endpoint, timeout_s: float, peek
         result = await asyncio.wait_for(cls().score(case, endpoint), timeout=timeout_s)
         if not isinstance(result, CellResult):
             return CellResult.error(f"adapter returned {type(result).__name__}, not CellResult")
-        from harness.core.aligner import place_units  # noqa: PLC0415 - lazy: optional import, its absence is handled here
-
         return place_units(case, result)   # every unit's span in the answer, with how it was found
     except asyncio.CancelledError:
         raise

@@ -269,7 +269,7 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
     memo = None
     try:  # the cell cache and the judge cache are closed whatever happens
         if cache is not None and opts.reuse_cells and opts.upstream_wrapper is None:
-            from harness.run.cellmemo import CellMemo  # noqa: PLC0415 - lazy: optional import, its absence is handled here
+            from harness.run.cellmemo import CellMemo  # noqa: PLC0415 - lazy: loaded only when cells may be reused
 
             memo = CellMemo(cache.path, store.spec(), run_id)
         needed: dict[str, int] = {}   # metric -> cells left (a vendor is imported only if a cell needs it)
@@ -325,11 +325,11 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
 
         try:
             if opts.ray:
-                from harness.run.rayrun import run_on_ray  # noqa: PLC0415 - lazy: optional import, its absence is handled here
+                from harness.run.rayrun import run_on_ray  # noqa: PLC0415 - lazy: loaded only for --ray
 
                 run_on_ray(opts.ray, spec, tasks(), list(needed), on_done, concurrency=opts.concurrency, cells=total)
             elif workers > 1:
-                from harness.run.workers import run_in_processes  # noqa: PLC0415 - lazy: optional import, its absence is handled here
+                from harness.run.workers import run_in_processes  # noqa: PLC0415 - lazy: loaded only for more than one worker
 
                 # while the workers' forkserver imports the vendor stacks, this process scores the cells that
                 # need none, with the whole --concurrency (the workers are not forked yet) and its share of the pace

@@ -17,7 +17,7 @@ Method (fixed-sequence testing with exact binomial tests, as in Trust or Escalat
   1 - delta every stage's kept answers agree at least at the target, and so does their union.
 
 Assumptions: the labelled answers and the answers the cascade will judge are exchangeable (the labelled
-sample is drawn like the data), and the labels are what "agreement" means. :mod:`tests.test_cascade_guarantee`
+sample is drawn like the data), and the labels are what "agreement" means. :mod:`tests.stats.test_cascade_guarantee`
 measures the failure rate over many random calibration splits; a naive threshold (the lowest level whose
 calibration agreement reaches the target) fails far more often.
 """

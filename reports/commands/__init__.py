@@ -2,6 +2,7 @@
 ``compare``, ``export``): ``add_parser(sub)`` and ``run(args)``; and ``run_report``, the report step
 that extends ``harness run``. Composed into the command line by the module ``harness.console`` (harness_cli.py at the top)."""
 
+from harness.core.errors import BadInput
 
 RUN_HELP = "a run directory, a store.sqlite path, or a run id under --out"
 """Help text of a RUN argument (resolved by :func:`harness.reports.analysis.data.load_run`)."""
@@ -14,8 +15,6 @@ def add_out_argument(parser) -> None:
 
 def run_as_bad_input(body, args) -> int:
     """``body(args)``, with a missing run or a malformed option turned into BadInput (exit 2, one line)."""
-    from harness.core.errors import BadInput  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     try:
         return body(args)
     except (FileNotFoundError, ValueError) as e:

@@ -31,12 +31,12 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Print the figures (exit 2 for a run that does not exist)."""
-    from harness.reports.analysis import agreement  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.model import agreement_section  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis import agreement  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
+    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
+    from harness.reports.model import agreement_section  # noqa: PLC0415 - lazy: keeps --help from importing the report model
 
     if args.labels:
-        from harness.reports.review import agree as with_labels  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+        from harness.reports.review import agree as with_labels  # noqa: PLC0415 - lazy: keeps --help from importing the review code
 
         try:
             return with_labels.run(args)

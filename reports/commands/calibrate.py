@@ -4,6 +4,7 @@ cascade stage's confidence threshold on labelled answers with a finite-sample gu
 store, never re-scores; see :mod:`harness.reports.analysis.cascade_calibration`)."""
 from __future__ import annotations
 
+from harness.cases.load import CaseFileError, load_cases
 from harness.core.errors import BadInput
 from harness.reports.commands import RUN_HELP, run_as_bad_input
 
@@ -42,9 +43,8 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from harness.cases.load import CaseFileError, load_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
     from harness.reports.analysis.cascade_calibration import calibrate_run, labels_of, parse_stages  # noqa: PLC0415 - lazy
-    from harness.reports.analysis.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
     from harness.reports.cards.cascade import card, report_lines  # noqa: PLC0415 - lazy
     from harness.run.cascade_file import dump  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 from harness.core.errors import BadInput
+from harness.judge.accounting import PriceError, prices_from_args
 from harness.reports.commands import add_out_argument
 
 NAME = "cards"
@@ -39,15 +40,14 @@ def run(args) -> int:
 
 
 def cmd_cards(args) -> int:
-    from harness.judge.accounting import PriceError, prices_from_args  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.cards.generate import canonical_reference_run, generate, write_cards  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.cards.generate import canonical_reference_run, generate, write_cards  # noqa: PLC0415 - lazy: keeps --help from importing the card builder
 
     try:
         prices = prices_from_args(args, None)
     except PriceError as e:
         raise BadInput(str(e)) from None
     if getattr(args, "robustness_runs", None) and not args.check:
-        from harness.reports.cards.robustness import write  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+        from harness.reports.cards.robustness import write  # noqa: PLC0415 - lazy: keeps --help from importing the card builder
 
         print(write([r.strip() for r in args.robustness_runs.split(",") if r.strip()], args.cards_dir, args.out))
     run = args.from_run or canonical_reference_run()

@@ -52,9 +52,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.analysis.gate import check, junit_xml, lines, parse_min  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.analysis.gate_cases import against_baseline, parse_min_case, per_case, setup_changes  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
+    from harness.reports.analysis.gate import check, junit_xml, lines, parse_min  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
+    from harness.reports.analysis.gate_cases import against_baseline, parse_min_case, per_case, setup_changes  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
 
     minimums = [parse_min(item) for item in args.min]
     maximums = [parse_min(item, "--max") for item in args.max]

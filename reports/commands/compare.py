@@ -34,11 +34,11 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from harness.reports.analysis.compare import compare  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.model.compare_page import page  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.model.sections import SIGNIFICANT  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.render.compare import write  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.compare import compare  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
+    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
+    from harness.reports.model.compare_page import page  # noqa: PLC0415 - lazy: keeps --help from importing the report model
+    from harness.reports.model.sections import SIGNIFICANT  # noqa: PLC0415 - lazy: keeps --help from importing the report model
+    from harness.reports.render.compare import write  # noqa: PLC0415 - lazy: keeps --help from importing the renderers
 
     a, b = load_run(args.run_a, args.out), load_run(args.run_b, args.out)
     cmp = compare(a, b)
@@ -59,7 +59,7 @@ def _run(args) -> int:
         for c in cmp.drift.changes:
             print(f"  {c.metric} / {c.case_id}: {c.label_a} -> {c.label_b} ({'; '.join(c.causes)})")
     if args.drift_card:
-        from harness.reports.cards.drift import write_card  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+        from harness.reports.cards.drift import write_card  # noqa: PLC0415 - lazy: keeps --help from importing the card builder
 
         print(f"drift card: {write_card(cmp, args.drift_card)}")
     print(f"compare: {html_path}")

@@ -33,9 +33,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from harness.reports import export  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.analysis import mlflow_rows  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.analysis.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports import export  # noqa: PLC0415 - lazy: keeps --help from importing the exports
+    from harness.reports.analysis import mlflow_rows  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
+    from harness.reports.analysis.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
 
     if args.dest and os.path.exists(args.dest) and not os.path.isdir(args.dest):
         raise ValueError(f"--dest {args.dest}: is a file; give a directory to write the tables into")
@@ -44,7 +44,7 @@ def _run(args) -> int:
     try:
         if args.format == "mlflow":
             if not os.path.isfile(os.path.join(run_dir, "index.html")):
-                from harness.reports.build import build  # noqa: PLC0415 - lazy: optional import, its absence is handled here
+                from harness.reports.build import build  # noqa: PLC0415 - lazy: keeps --help from importing the report build
 
                 build(run_dir, run_dir)
             uri, rid, state = export.to_mlflow(run_dir, store, args.tracking_dir or os.path.join(args.out, "mlruns"),

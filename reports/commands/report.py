@@ -9,6 +9,8 @@ import sys
 import time
 
 from harness.core.errors import BadInput
+from harness.judge.accounting import PriceError, add_price_options, prices_from_args
+from harness.reports.analysis.divergence import DEFAULT_THRESHOLD
 from harness.reports.commands import add_out_argument
 
 NAME = "report"
@@ -16,8 +18,6 @@ NAME = "report"
 
 def add_parser(sub):
     """Register ``report`` on the ``harness`` subparsers; return its parser."""
-    from harness.reports.analysis.divergence import DEFAULT_THRESHOLD  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     p = sub.add_parser("report", help="(re)build a run's HTML and Markdown report from its store",
                        description="Build index.html and report.md for a run from its store (never re-scores).")
     p.add_argument("run", metavar="RUN", help="a run directory, a store.sqlite path, or a run id under --out")
@@ -33,8 +33,6 @@ def add_parser(sub):
                                        "adjudicator first; default: the labels every finished reviewer agrees on)")
     p.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
                    help=f"smallest score spread that counts as a divergence (default {DEFAULT_THRESHOLD})")
-    from harness.judge.accounting import add_price_options  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     add_price_options(p)
     return p
 
@@ -60,8 +58,7 @@ def check_threshold(v: float) -> float:
 
 
 def cmd_report(args) -> int:
-    from harness.judge.accounting import PriceError, prices_from_args  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.build import build  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.build import build  # noqa: PLC0415 - lazy: keeps --help from importing the report build
 
     t0 = time.perf_counter()
     try:
@@ -93,8 +90,8 @@ def _labels_in(args) -> bool:
     """Is ``--cases`` a file of this run's answers with labels added (texts as stored, annotations new)? Then
     the report reads it as labels: read as a case file, the new annotations change every case's digest
     and every case's text would be hidden."""
-    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.review import team  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.data import load_run  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
+    from harness.reports.review import team  # noqa: PLC0415 - lazy: keeps --help from importing the review code
 
     try:
         data = load_run(args.run, args.out)
@@ -109,7 +106,7 @@ def _labels_in(args) -> bool:
 def print_labels(built) -> None:
     """Where the report's labels came from, and the decision table on them (with ``--labels``); with no
     label at all, the answers to label first and the command that draws them."""
-    from harness.reports.analysis.decision import label_first, standings  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.decision import label_first, standings  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
 
     prov = built.report.labels
     if not standings(built.report):   # nothing to decide on yet: say what to label, and how
@@ -138,7 +135,7 @@ def _priced(args) -> bool:
 
 def _judge_model(args) -> str | None:
     """The judge model the run recorded (what ``--price-in/--price-out`` price)."""
-    from harness.reports.analysis.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.analysis.data import resolve_store  # noqa: PLC0415 - lazy: keeps --help from importing the report analysis
     from harness.store.runstore import RunStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     store = RunStore.open(resolve_store(args.run, args.out))

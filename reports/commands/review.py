@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sqlite3
 import time
 
 from harness.core.errors import BadInput
@@ -59,9 +61,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Draw (when needed), then serve, report kappa or export."""
-    import sqlite3  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
-    from harness.reports.review.store import LabelsFileError, LabelStore  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.store import LabelsFileError, LabelStore  # noqa: PLC0415 - lazy: keeps --help from importing the review code
 
     _check_options(args)
     try:
@@ -82,9 +82,7 @@ def run(args) -> int:
 
 def _check_options(args) -> None:
     """Options that are wrong whatever the labels file holds: said before anything is drawn or served."""
-    import os  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
-    from harness.reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the review code
     from harness.run.checks import port  # noqa: PLC0415 - lazy: keeps --help from importing the engine
 
     try:
@@ -110,7 +108,7 @@ def _run(store, args) -> int:
     if getattr(args, "assign", None):
         _assign(store, args)
     if getattr(args, "adjudicator", None):
-        from harness.reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+        from harness.reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the review code
 
         try:
             args.adjudicator = reviewer_name(args.adjudicator)   # "carol\n" is carol, as for --reviewer
@@ -156,8 +154,8 @@ def _read_guidelines(path: str) -> str:
 
 
 def _assign(store, args) -> None:
-    from harness.reports.review.assign import split  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.assign import split  # noqa: PLC0415 - lazy: keeps --help from importing the review code
+    from harness.reports.review.server import reviewer_name  # noqa: PLC0415 - lazy: keeps --help from importing the review code
 
     try:
         names = [reviewer_name(n) for n in args.assign.split(",")]
@@ -170,7 +168,7 @@ def _assign(store, args) -> None:
 
 
 def _draw(store, args) -> None:
-    from harness.reports.review import sampling, source  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review import sampling, source  # noqa: PLC0415 - lazy: keeps --help from importing the review code
 
     if not args.source:
         raise BadInput(f"--labels {args.labels} holds no sample yet: name the run or case file to draw it from")
@@ -187,7 +185,7 @@ def _draw(store, args) -> None:
 
 
 def _next(store, args) -> int:
-    from harness.reports.review.next_wave import draw_next  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.next_wave import draw_next  # noqa: PLC0415 - lazy: keeps --help from importing the review code
 
     if not store.has_sample():
         raise BadInput(f"--next adds to a sample: {args.labels} holds none yet (harness review RUN --labels "
@@ -207,7 +205,7 @@ def _next(store, args) -> int:
 
 
 def _kappa(store, args) -> int:
-    from harness.reports.review import reviewers  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review import reviewers  # noqa: PLC0415 - lazy: keeps --help from importing the review code
 
     picks = store.picks()
     order = [p.case_id for p in picks]
@@ -224,7 +222,7 @@ def _kappa(store, args) -> int:
 
 
 def _export(store, args) -> int:
-    from harness.reports.review.labelled import collect, write_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.labelled import collect, write_cases  # noqa: PLC0415 - lazy: keeps --help from importing the review code
 
     names = [r.strip() for r in (args.reviewers or "").split(",") if r.strip()] or None
     try:
@@ -241,7 +239,7 @@ def _export(store, args) -> int:
 
 
 def _serve(store, args) -> int:
-    from harness.reports.review.server import serve  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review.server import serve  # noqa: PLC0415 - lazy: keeps --help from importing the review code
 
     store.check_writable()   # a file the app cannot save to is refused now, not after the first label
 

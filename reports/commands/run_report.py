@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import sys
 
+from harness.cases.load import CaseFileError, load_cases
 from harness.core.errors import BadInput
+from harness.reports.analysis.divergence import DEFAULT_THRESHOLD
+from harness.reports.commands.report import check_threshold, print_labels, print_top, reviewer_list
 
 EXTENDS = "run"
 
 
 def add_arguments(parser) -> None:
     """Add the report's options to ``harness run``."""
-    from harness.reports.analysis.divergence import DEFAULT_THRESHOLD  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     parser.add_argument("--divergence-threshold", type=float, default=DEFAULT_THRESHOLD,
                         help=f"report: smallest score spread that counts as a divergence (default {DEFAULT_THRESHOLD})")
     parser.add_argument("--labels", metavar="L",
@@ -26,8 +27,6 @@ def add_arguments(parser) -> None:
 
 def check(args) -> None:
     """Before the run: a threshold outside [0, 1] is bad input."""
-    from harness.reports.commands.report import check_threshold  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     try:
         check_threshold(args.divergence_threshold)
         if getattr(args, "labels", None):
@@ -38,9 +37,7 @@ def check(args) -> None:
 
 def check_labels(args) -> None:
     """``--labels`` usable, and about the answers of ``--cases`` (when that file loads; the run says why not)."""
-    from harness.cases.load import CaseFileError, load_cases  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.commands.report import reviewer_list  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.review import team  # noqa: PLC0415 - lazy: keeps --help from importing the engine
+    from harness.reports.review import team  # noqa: PLC0415 - lazy: keeps --help from importing the review code
 
     if args.no_report:
         raise ValueError("--labels goes into the report: leave out --no-report (or pass it to harness report later)")
@@ -56,8 +53,6 @@ def after(args, outcome) -> int:
     """After the run: build its report (unless ``--no-report``); 1 if it could not be built."""
     if getattr(args, "no_report", False):
         return 0
-    from harness.reports.commands.report import reviewer_list  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
     return report_after_run(outcome.run_dir, args.divergence_threshold, getattr(args, "labels", None),
                             reviewer_list(args))
 
@@ -65,9 +60,7 @@ def after(args, outcome) -> int:
 def report_after_run(run_dir: str, threshold: float, labels: str | None = None,
                      reviewers: list[str] | None = None) -> int:
     """Build the report at the end of ``harness run``; print its path and the top divergences."""
-    from harness.reports.build import build  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-    from harness.reports.commands.report import check_threshold, print_labels, print_top  # noqa: PLC0415 - lazy: keeps --help from importing the engine
-
+    from harness.reports.build import build  # noqa: PLC0415 - lazy: keeps --help from importing the report build
     try:
         built = build(run_dir, run_dir, check_threshold(threshold), labels=labels, reviewers=reviewers)
     except Exception as e:  # noqa: BLE001 - the run is kept; say why the report is missing

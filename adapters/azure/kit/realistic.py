@@ -3,7 +3,7 @@ server adds the noise): ``{reason, score 1-5, status}``.
 
 Recognised from the prompt text alone: the definition's first words, then the ``# Data`` block's
 ``CONTEXT:``, ``QUERY:`` and ``RESPONSE:`` lines. Each answer statement (the judge's own split) is rated
-by word overlap with the context (:func:`tests.judges.text.support`): nothing to rate (a refusal, a
+by word overlap with the context (:func:`tests.helpers.judges.text.support`): nothing to rate (a refusal, a
 pleasantry, an empty answer) is 3; a statement the context contradicts or lacks makes it 2; a partly
 supported one 4; else 5.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import random
 
-from tests.judges import text as T
-from tests.judges.steps import Answer
+from tests.helpers.judges import text as T
+from tests.helpers.judges.steps import Answer
 
 DEFINITION = "**Groundedness** refers to how well an answer is anchored in the provided context"
 
@@ -52,5 +52,5 @@ ORDER = 60
 
 
 def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
-    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    """The realistic judge's hook (:mod:`tests.helpers.judges.realistic`): this vendor's step, or None for another prompt."""
     return azure(messages, rng)

@@ -2,7 +2,7 @@
 straight at a judge's base URL. Runs in the azure environment (``.venv-azure``: the vendor installs
 alone).
 
-A standalone script in the style of ``tests/stock_common.py``: it imports no module of the project
+A standalone script in the style of ``tests/helpers/stock_common.py``: it imports no module of the project
 (``harness``, ``adapters``, ``reports``, ``tests``; it lists any it finds in ``sys.modules`` before it
 answers) and reads no setting of the project's. The test copies it into a temporary folder and runs:
 

@@ -1,9 +1,9 @@
-"""DeepEval's allowed differences in the strict stock-parity test (``tests/test_stock_parity.py``; each is
-checked to match only what its name says by ``tests/test_parity_rules.py``)."""
+"""DeepEval's allowed differences in the strict stock-parity test (``tests/vendors/test_stock_parity.py``; each is
+checked to match only what its name says by ``tests/vendors/test_parity_rules.py``)."""
 from __future__ import annotations
 
-from tests.judges.realistic import SERVER_MODES
-from tests.parity import USAGE_TWIN, Allowed, only_the_answer_empty
+from tests.helpers.judges.realistic import SERVER_MODES
+from tests.helpers.parity import USAGE_TWIN, Allowed, only_the_answer_empty
 
 RULES = (
     Allowed("empty answer (DeepEval)", ("deepeval.faithfulness", "deepeval.faithfulness_penalized"), SERVER_MODES,

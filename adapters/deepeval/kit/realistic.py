@@ -5,8 +5,8 @@ import ast
 import random
 import re
 
-from tests.judges import text as T
-from tests.judges.steps import Answer
+from tests.helpers.judges import text as T
+from tests.helpers.judges.steps import Answer
 
 
 def _between(prompt: str, head: str, tail: str = "\n\nJSON:") -> str | None:
@@ -58,5 +58,5 @@ ORDER = 20
 
 
 def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
-    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    """The realistic judge's hook (:mod:`tests.helpers.judges.realistic`): this vendor's step, or None for another prompt."""
     return deepeval(messages, rng)

@@ -1,12 +1,12 @@
 """DeepEval's own documented usage, pointed straight at a judge's base URL: the stock side of the strict
-stock-parity test (``tests/test_stock_parity.py``).
+stock-parity test (``tests/vendors/test_stock_parity.py``).
 
 DeepEval 4.3.1: ``FaithfulnessMetric(model=OpenAIModel(model=..., base_url=..., api_key=...),
 penalize_ambiguous_claims=...)`` and ``await metric.a_measure(LLMTestCase(...))``. The environment carries only
 ``DEEPEVAL_TELEMETRY_OPT_OUT`` (:data:`ENV`) and ``HOME`` in a temporary folder; the working directory is a temporary
 folder too (DeepEval reads ``.env`` files from there).
 
-A standalone script: the test copies it beside ``tests/stock_common.py`` into a temporary folder and runs
+A standalone script: the test copies it beside ``tests/helpers/stock_common.py`` into a temporary folder and runs
 ``python stock_common.py stock.py MODEL CASES.json [METRIC=]BASE_URL ...``; it imports no module of the project and
 reads no setting of the project's (the runner lists any project module in ``sys.modules`` before it answers). All
 the judges are scored by one process (:func:`score_urls`: the vendor stack is imported once).

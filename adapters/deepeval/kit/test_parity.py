@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tests.parity import MODE, USAGE_TWIN, parity_cases, verdict
+from tests.helpers.parity import MODE, USAGE_TWIN, parity_cases, verdict
 
 DE = "deepeval.faithfulness"
 

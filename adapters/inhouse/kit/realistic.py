@@ -5,8 +5,8 @@ import json
 import random
 import re
 
-from tests.judges import text as T
-from tests.judges.steps import Answer, make_quote
+from tests.helpers.judges import text as T
+from tests.helpers.judges.steps import Answer, make_quote
 
 
 def inhouse(messages: list[tuple[str, str]], rng: random.Random, quote_rng: random.Random) -> Answer | None:
@@ -50,5 +50,5 @@ ORDER = 70
 
 
 def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
-    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    """The realistic judge's hook (:mod:`tests.helpers.judges.realistic`): this vendor's step, or None for another prompt."""
     return inhouse(messages, rng, quotes)

@@ -1,19 +1,19 @@
 """The realistic judge's answer to MLflow's groundedness judge (``mlflow.genai.judges.is_grounded``;
 content only, the server adds the noise).
 
-Recognised from the prompt text alone, as :mod:`tests.judges.steps` does: the answer is read out of
+Recognised from the prompt text alone, as :mod:`tests.helpers.judges.steps` does: the answer is read out of
 the ``<claim>``'s ``<answer>`` and the passages out of ``<document>`` (MLflow writes ``str(context)``
 there: a Python list literal of ``{"content": ...}`` dicts, read back with ``ast.literal_eval``; any
 other document is taken as plain text), and each answer statement (the judge's own split) is rated by
-word overlap with the passages (:func:`tests.judges.text.support`).
+word overlap with the passages (:func:`tests.helpers.judges.text.support`).
 """
 from __future__ import annotations
 
 import ast
 import random
 
-from tests.judges import text as T
-from tests.judges.steps import Answer
+from tests.helpers.judges import text as T
+from tests.helpers.judges.steps import Answer
 
 MLFLOW_START = "Consider the following claim and document. You must determine whether claim is supported"
 
@@ -56,5 +56,5 @@ ORDER = 40
 
 
 def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
-    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    """The realistic judge's hook (:mod:`tests.helpers.judges.realistic`): this vendor's step, or None for another prompt."""
     return mlflow(messages, rng)

@@ -1,11 +1,11 @@
 """mlflow-skinny 3.17.2's own documented usage, pointed straight at a judge's base URL: the stock side of the strict
-stock-parity test (``tests/test_stock_parity_more.py``).
+stock-parity test (``tests/vendors/test_stock_parity_more.py``).
 
 ``OPENAI_API_BASE`` and ``OPENAI_API_KEY`` in the environment and
 ``mlflow.genai.judges.is_grounded(request=, response=, context=[{"content": passage}, ...],
 model="openai:/<model>")``, one call at a time; its ``yes``/``no`` scored 1/0 (another value raises).
 
-A standalone script: the test copies it beside ``tests/stock_common.py`` into a temporary folder and runs
+A standalone script: the test copies it beside ``tests/helpers/stock_common.py`` into a temporary folder and runs
 ``python stock_common.py stock.py MODEL CASES.json BASE_URL ...``; it imports no module of the project and reads
 no setting of the project's (the runner lists any project module in ``sys.modules`` before it answers). The
 environment carries only the vendor's own switches (its ``switches.py``) and ``HOME`` in a temporary folder.

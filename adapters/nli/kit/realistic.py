@@ -1,7 +1,7 @@
 """The realistic judge's answer to MiniCheck's yes/no prompt (``nli.minicheck``), and its log-probabilities.
 
 Recognised by MiniCheck's system prompt; the document and the claim are read out of the user prompt.
-The verdict is the judge's word-overlap reading (:func:`tests.judges.text.support`): ``Yes`` for a
+The verdict is the judge's word-overlap reading (:func:`tests.helpers.judges.text.support`): ``Yes`` for a
 supported claim, ``No`` otherwise, as one bare token (the request asks for one). A judge started with
 ``logprobs=True`` also returns OpenAI-style log-probabilities for that token when the request asks
 for them, as OpenAI and vLLM do; otherwise ``logprobs`` is null, as chat-only servers answer.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import random
 
-from tests.judges import text as T
-from tests.judges.steps import Answer
+from tests.helpers.judges import text as T
+from tests.helpers.judges.steps import Answer
 
 SYSTEM = "Determine whether the provided claim is consistent with the corresponding document."
 DOC, CLAIM = "Document: ", "\nClaim: "
@@ -40,7 +40,7 @@ def yes_probability(document: str, claim: str) -> float:
 
 
 def minicheck(messages: list[tuple[str, str]]):
-    """An :class:`tests.judges.steps.Answer` for a MiniCheck request, or None for any other prompt."""
+    """An :class:`tests.helpers.judges.steps.Answer` for a MiniCheck request, or None for any other prompt."""
     pair = _pair(messages)
     if pair is None:
         return None
@@ -66,5 +66,5 @@ ORDER = 90
 
 
 def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
-    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    """The realistic judge's hook (:mod:`tests.helpers.judges.realistic`): this vendor's step, or None for another prompt."""
     return minicheck(messages)

@@ -1,14 +1,14 @@
 """The realistic judge's answer to Opik's hallucination score (content only; the server adds the noise).
 
 Recognised from the prompt text alone: the answer and the context are read out of the prompt, and each answer
-statement (the judge's own split) is rated by word overlap with the context (:func:`tests.judges.text.support`).
+statement (the judge's own split) is rated by word overlap with the context (:func:`tests.helpers.judges.text.support`).
 """
 from __future__ import annotations
 
 import random
 
-from tests.judges import text as T
-from tests.judges.steps import Answer
+from tests.helpers.judges import text as T
+from tests.helpers.judges.steps import Answer
 
 OPIK_SYSTEM = "You are an expert judge tasked with evaluating the faithfulness of an AI-generated answer"
 
@@ -33,5 +33,5 @@ ORDER = 50
 
 
 def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
-    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    """The realistic judge's hook (:mod:`tests.helpers.judges.realistic`): this vendor's step, or None for another prompt."""
     return opik(messages, rng)

@@ -1,10 +1,10 @@
 """Opik 2.2.122's own documented usage, pointed straight at a judge's base URL: the stock side of the strict
-stock-parity test (``tests/test_stock_parity_more.py``).
+stock-parity test (``tests/vendors/test_stock_parity_more.py``).
 
 ``Hallucination(model=LiteLLMChatModel(model_name="openai/<model>", api_base=...,
 api_key=...), track=False)`` and ``await metric.ascore(input=..., output=..., context=[...])``.
 
-A standalone script: the test copies it beside ``tests/stock_common.py`` into a temporary folder and runs
+A standalone script: the test copies it beside ``tests/helpers/stock_common.py`` into a temporary folder and runs
 ``python stock_common.py stock.py MODEL CASES.json BASE_URL ...``; it imports no module of the project and reads
 no setting of the project's (the runner lists any project module in ``sys.modules`` before it answers). The
 environment carries only the vendor's own switches (its ``switches.py``) and ``HOME`` in a temporary folder.

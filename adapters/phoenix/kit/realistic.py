@@ -1,16 +1,16 @@
 """The realistic judge's answer to Phoenix's faithfulness classification (content only; the server adds the
 noise).
 
-Recognised from the prompt text alone, as :mod:`tests.judges.steps` does: the answer and the context
+Recognised from the prompt text alone, as :mod:`tests.helpers.judges.steps` does: the answer and the context
 are read out of the prompt, and each answer statement (the judge's own split) is rated by word
-overlap with the context (:func:`tests.judges.text.support`).
+overlap with the context (:func:`tests.helpers.judges.text.support`).
 """
 from __future__ import annotations
 
 import random
 
-from tests.judges import text as T
-from tests.judges.steps import Answer
+from tests.helpers.judges import text as T
+from tests.helpers.judges.steps import Answer
 
 PHOENIX_START = "In this task, you will be presented with a query, some context and a response."
 
@@ -35,5 +35,5 @@ ORDER = 30
 
 
 def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
-    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    """The realistic judge's hook (:mod:`tests.helpers.judges.realistic`): this vendor's step, or None for another prompt."""
     return phoenix(messages, rng)

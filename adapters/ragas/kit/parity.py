@@ -1,9 +1,9 @@
-"""Ragas's allowed differences in the strict stock-parity test (``tests/test_stock_parity.py``; each is
-checked to match only what its name says by ``tests/test_parity_rules.py``)."""
+"""Ragas's allowed differences in the strict stock-parity test (``tests/vendors/test_stock_parity.py``; each is
+checked to match only what its name says by ``tests/vendors/test_parity_rules.py``)."""
 from __future__ import annotations
 
-from tests.judges.realistic import SERVER_MODES
-from tests.parity import Allowed, only_the_answer_empty
+from tests.helpers.judges.realistic import SERVER_MODES
+from tests.helpers.parity import Allowed, only_the_answer_empty
 
 RULES = (
     Allowed("empty answer (Ragas)", ("ragas.faithfulness", "ragas.response_groundedness"), SERVER_MODES,

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import random
 
-from tests.judges import text as T
-from tests.judges.steps import Answer
+from tests.helpers.judges import text as T
+from tests.helpers.judges.steps import Answer
 
 RAGAS_INPUT = "Now perform the same with the following input\ninput: "
 
@@ -60,5 +60,5 @@ ORDER = 10
 
 
 def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
-    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    """The realistic judge's hook (:mod:`tests.helpers.judges.realistic`): this vendor's step, or None for another prompt."""
     return ragas(messages, rng)

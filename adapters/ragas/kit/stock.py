@@ -1,11 +1,11 @@
 """Ragas's own documented usage, pointed straight at a judge's base URL: the stock side of the strict
-stock-parity test (``tests/test_stock_parity.py``).
+stock-parity test (``tests/vendors/test_stock_parity.py``).
 
 Ragas 0.4.3: ``llm_factory(model, client=AsyncOpenAI(base_url=..., api_key=...))`` and
 ``ragas.metrics.collections.Faithfulness / ResponseGroundedness(llm=...).ascore(...)``. The environment carries
 only ``RAGAS_DO_NOT_TRACK`` (:data:`ENV`) and ``HOME`` in a temporary folder (Ragas writes a uuid file there).
 
-A standalone script: the test copies it beside ``tests/stock_common.py`` into a temporary folder and runs
+A standalone script: the test copies it beside ``tests/helpers/stock_common.py`` into a temporary folder and runs
 ``python stock_common.py stock.py MODEL CASES.json [METRIC=]BASE_URL ...``; it imports no module of the project and
 reads no setting of the project's (the runner lists any project module in ``sys.modules`` before it answers). All
 the judges are scored by one process (:func:`score_urls`: the vendor stack is imported once).

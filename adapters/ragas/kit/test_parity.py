@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from tests.parity import parity_cases, verdict
+from tests.helpers.parity import parity_cases, verdict
 
 RAGAS_F = "ragas.faithfulness"
 RAGAS_EMPTY = (None, "ValueError", "response is missing. Please add response to the test sample.")

@@ -1,9 +1,9 @@
-"""TruLens's allowed differences in the strict stock-parity test (``tests/test_stock_parity.py``; each is
-checked to match only what its name says by ``tests/test_parity_rules.py``)."""
+"""TruLens's allowed differences in the strict stock-parity test (``tests/vendors/test_stock_parity.py``; each is
+checked to match only what its name says by ``tests/vendors/test_parity_rules.py``)."""
 from __future__ import annotations
 
-from tests.judges.realistic import SERVER_MODES
-from tests.parity import ANY, Allowed
+from tests.helpers.judges.realistic import SERVER_MODES
+from tests.helpers.parity import ANY, Allowed
 
 RULES = (
     Allowed("no citation markers (TruLens)", ("trulens.citation",), SERVER_MODES, ANY, "not_applicable",

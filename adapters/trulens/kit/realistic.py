@@ -5,8 +5,8 @@ import ast
 import random
 import re
 
-from tests.judges import text as T
-from tests.judges.steps import Answer, make_quote
+from tests.helpers.judges import text as T
+from tests.helpers.judges.steps import Answer, make_quote
 
 TRIVIAL = "Consider the following list of statements. Identify and remove sentences"
 GROUNDEDNESS = "You are an INFORMATION OVERLAP classifier"
@@ -87,5 +87,5 @@ ORDER = 80
 
 
 def answer(messages: list[tuple[str, str]], rng: random.Random, quotes: random.Random) -> Answer | None:
-    """The realistic judge's hook (:mod:`tests.judges.realistic`): this vendor's step, or None for another prompt."""
+    """The realistic judge's hook (:mod:`tests.helpers.judges.realistic`): this vendor's step, or None for another prompt."""
     return trulens(messages, rng, quotes)

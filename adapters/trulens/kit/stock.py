@@ -1,5 +1,5 @@
 """TruLens's own documented usage, pointed straight at a judge's base URL: the stock side of the strict
-stock-parity test (``tests/test_stock_parity.py``).
+stock-parity test (``tests/vendors/test_stock_parity.py``).
 
 TruLens 2.16.0: ``trulens.providers.openai.OpenAI(model_engine=..., base_url=..., api_key=..., rpm=...)``
 and its ``groundedness_measure_with_cot_reasons``, ``groundedness_measure_with_cot_reasons_consider_answerability``
@@ -16,7 +16,7 @@ into a private ``NLTK_DATA`` folder with NLTK's own ``save_punkt_params``, and `
 "installed", as it would once the data is there: NLTK's own ``sent_tokenize`` then loads and splits as in an online
 install.
 
-A standalone script: the test copies it beside ``tests/stock_common.py`` into a temporary folder and runs
+A standalone script: the test copies it beside ``tests/helpers/stock_common.py`` into a temporary folder and runs
 ``python stock_common.py stock.py MODEL CASES.json [METRIC=]BASE_URL ...``; it imports no module of the project and
 reads no setting of the project's (the runner lists any project module in ``sys.modules`` before it answers). All
 the judges are scored by one process (:func:`score_urls`: the vendor stack is imported once).

@@ -3,7 +3,7 @@ written for is ``allowed``, a near miss (the same two outcomes on another input,
 is ``DIFFERENT``. Pure functions on made-up outcomes: no judge, no vendor import."""
 from __future__ import annotations
 
-from tests.parity import parity_cases, verdict
+from tests.helpers.parity import parity_cases, verdict
 
 
 def test_no_citation_markers_only():

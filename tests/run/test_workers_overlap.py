@@ -1,0 +1,228 @@
+"""``--workers N``: the vendor imports overlap with scoring. While the workers' forkserver imports the vendor stacks,
+the runner's own process scores the cells of the metrics that import nothing; the vendor cells run only in workers
+forked from the forkserver after its imports.
+
+Proved by structure, not by time: a metric from a folder outside the repository (``toy.gated``, one entry point)
+whose ``prepare`` (its "vendor import", run in the forkserver) does not return until the run store holds every
+``inhouse.span`` cell. A run in which nothing scored before the forkserver's imports ended would never open that
+gate (the metric then says so in its cells, after a bound). Each of its cells records the process that scored it
+and the process its ``prepare`` ran in.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from tests.conftest import CANONICAL, ROOT
+
+N = 24   # canonical cases
+
+MODULE = '''
+"""A toy metric with a "vendor import" that waits for the run store (tests/run/test_workers_overlap.py)."""
+import os
+import sqlite3
+import time
+
+from harness.core.records import CellResult
+from harness.metric.protocol import register
+
+STATE = {"prepared_in": None, "gate": None}
+
+
+def _stored(path, metric):
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT COUNT(*) FROM cells WHERE metric = ?", (metric,)).fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:   # not created yet
+        return 0
+
+
+@register
+class Gated:
+    name = "toy.gated"
+    version = "1"
+    display_name = "Toy gated"
+    short_name = "toy.gated"
+    order = 99
+    higher_is_better = True
+    vendor = "toy"
+    unit = "answer"
+    uses_judge = False
+    definition = "Scores 1; its vendor import waits until the run store holds every inhouse.span cell."
+    judge = "toy_gated.metric:reply"
+
+    @classmethod
+    def prepare(cls):
+        if STATE["prepared_in"] is not None:   # imported once per process (a fork inherits it)
+            return
+        STATE["prepared_in"] = os.getpid()
+        gate = os.environ["TOY_GATE_DIR"]
+        open(os.path.join(gate, f"prepare-{os.getpid()}"), "w").close()
+        want, deadline = int(os.environ["TOY_GATE_CELLS"]), time.monotonic() + float(os.environ["TOY_GATE_MAX_S"])
+        while time.monotonic() < deadline:    # waits for the store's state; the bound only ends a broken run
+            if _stored(os.environ["TOY_GATE_STORE"], "inhouse.span") >= want:
+                STATE["gate"] = "opened"
+                return
+            time.sleep(0.05)
+        STATE["gate"] = "timed out"
+
+    async def score(self, case, endpoint):
+        return CellResult.scored(1.0, detail={"pid": os.getpid(), **STATE})
+
+
+def reply(req):
+    raise AssertionError("toy.gated asks no judge")
+'''
+
+
+@pytest.fixture()
+def gated(tmp_path):
+    """The toy distribution in a folder of its own, found through ``PYTHONPATH``."""
+    root = tmp_path / "site"
+    pkg = root / "toy_gated"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "metric.py").write_text(textwrap.dedent(MODULE))
+    info = root / "toy_gated-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-gated\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[groundedness_harness.metrics]\ntoy.gated = toy_gated.metric:Gated\n")
+    (tmp_path / "gate").mkdir()
+    return root
+
+
+def _env(tmp_path, site, run_id: str, cells: int, max_s: float) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), ROOT]), "TOY_GATE_DIR": str(tmp_path / "gate"),
+           "TOY_GATE_STORE": str(tmp_path / "out" / run_id / "store.sqlite"), "TOY_GATE_CELLS": str(cells),
+           "TOY_GATE_MAX_S": str(max_s)}
+    env.pop("HARNESS_WORKERS", None)
+    return env
+
+
+def _cmd(tmp_path, run_id: str, *more: str) -> list[str]:
+    return [sys.executable, "-m", "harness", "run", "--cases", CANONICAL, "--metrics", "inhouse.span,toy.gated",
+            "--out", str(tmp_path / "out"), "--run-id", run_id, "--no-report", "--workers", "2", *more]
+
+
+def _meta(store) -> dict:
+    with sqlite3.connect(store) as db:
+        return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta")}
+
+
+def _cells(store) -> list[tuple]:
+    with sqlite3.connect(store) as db:
+        return db.execute("SELECT metric, status, detail, finished FROM cells").fetchall()
+
+
+def test_vendor_free_cells_are_scored_by_the_runner_while_the_forkserver_imports(tmp_path, gated):
+    env = _env(tmp_path, gated, "o", N, 300)
+    p = subprocess.Popen(_cmd(tmp_path, "o", "--no-progress"), cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=900)
+    assert p.returncode == 0, err[-3000:]
+    store = tmp_path / "out" / "o" / "store.sqlite"
+    meta, cells = _meta(store), _cells(store)
+    # the runner's own process scored every inhouse.span cell, then met the first vendor cell
+    assert meta["overlap"]["pid"] == p.pid and meta["overlap"]["cells"] == N, meta["overlap"]
+    assert meta["overlap"]["ended_by"] == "vendor cell"
+    workers = meta["startup"]
+    assert sorted(w["worker"] for w in workers) == [0, 1], workers
+    server = {w["preload"]["pid"] for w in workers}
+    assert len(server) == 1 and p.pid not in server
+    preload = workers[0]["preload"]
+    assert preload["metrics"] == ["toy.gated"] and not preload["failed"], preload
+    gated_cells = [json.loads(d) for m, s, d, _ in cells if m == "toy.gated"]
+    assert len(gated_cells) == N and len([c for c in cells if c[0] == "inhouse.span"]) == N
+    # the forkserver's import finished only once the store held every inhouse.span cell: they were scored during it
+    assert {c["gate"] for c in gated_cells} == {"opened"}, gated_cells[:1]
+    assert max(f for m, _, _, f in cells if m == "inhouse.span") <= preload["ready"]
+    # every vendor cell ran in a worker forked from the forkserver after its import, never where it was not done
+    assert {c["prepared_in"] for c in gated_cells} == server
+    assert {c["pid"] for c in gated_cells} <= {w["pid"] for w in workers}
+    assert all(c["pid"] not in server | {p.pid} for c in gated_cells)
+    assert os.listdir(tmp_path / "gate") == [f"prepare-{preload['pid']}"]   # the import ran in one process only
+    assert min(f for m, _, _, f in cells if m == "toy.gated") >= preload["ready"]
+
+
+def _running(pid: int) -> bool:
+    """Is the process there and not a zombie (an orphan may wait for a reaper that never comes)?"""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def test_ctrl_c_while_the_forkserver_imports_keeps_the_cells_and_ends_every_process(tmp_path, gated):
+    """Ctrl-C after the runner scored the vendor-free cells, the forkserver still in its import (its gate never
+    opens in this run): the run ends with the resume message and no traceback, the forkserver ends with it, and a
+    rerun keeps the cells and computes the rest."""
+    env = _env(tmp_path, gated, "c", 10 ** 6, 600)
+    p = subprocess.Popen(_cmd(tmp_path, "c", "--no-progress"), cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    err: list = []
+    threading.Thread(target=lambda: err.append(p.stderr.read()), daemon=True).start()
+    store, gate = tmp_path / "out" / "c" / "store.sqlite", tmp_path / "gate"
+    for _ in range(60_000):   # wait for the state: the forkserver in its import, every inhouse.span cell stored
+        if os.listdir(gate) and store.exists() and sum(m == "inhouse.span" for m, *_ in _cells(store)) == N:
+            break
+        assert p.poll() is None, "".join(err)
+        time.sleep(0.01)
+    server = int(os.listdir(gate)[0].partition("-")[2])
+    assert _running(server)
+    p.send_signal(signal.SIGINT)
+    p.wait(60)
+    p.stdout.close()
+    for _ in range(3000):
+        if not _running(server) and err:
+            break
+        time.sleep(0.01)
+    assert p.returncode == 1
+    assert "harness: interrupted; finished cells are kept, rerun with the same --run-id to resume" in err[0]
+    assert "Traceback" not in err[0], err[0][-3000:]
+    assert not _running(server), "the forkserver outlived its runner"
+    assert {m for m, *_ in _cells(store)} == {"inhouse.span"}
+
+    again = subprocess.run(_cmd(tmp_path, "c"), cwd=ROOT, env=_env(tmp_path, gated, "c", 0, 60),
+                           capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"resume: {N} finished cell(s) kept" in again.stderr, again.stderr
+    cells = _cells(store)
+    assert len(cells) == 2 * N and all(s == "scored" for m, s, *_ in cells if m == "toy.gated")
+
+
+def test_the_lead_stops_at_the_first_vendor_cell_or_when_the_workers_start_and_loses_no_cell():
+    from harness.run.cellwork import CellTask
+    from harness.run.workers import _Lead
+
+    def tasks(metrics):
+        return [CellTask(None, m, str(i)) for i, m in enumerate(metrics)]
+
+    started = threading.Event()
+    all_ = tasks(["a", "a", "a", "v", "a", "v"])
+    lead = _Lead(all_, {"v"}, started)
+    assert [t.digest for t in lead] == ["0", "1", "2"] and lead.ended_by == "vendor cell"
+    assert [t.digest for t in lead.rest()] == ["3", "4", "5"]
+
+    lead = _Lead(all_, {"v"}, started)
+    here = []
+    for t in lead:
+        here.append(t.digest)
+        started.set()   # the workers are forked: the next cell is theirs
+    assert here == ["0"] and lead.ended_by == "workers"
+    assert [t.digest for t in lead.rest()] == ["1", "2", "3", "4", "5"]
+
+    lead = _Lead(tasks(["a", "a"]), {"v"}, threading.Event())
+    assert len(list(lead)) == 2 and lead.ended_by == "cells" and list(lead.rest()) == []
