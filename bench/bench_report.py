@@ -5,6 +5,11 @@ Debian's Chromium (headless, through Playwright, at 1280 x 900 and 390 x 844).
 
     .venv/bin/python bench/bench_report.py                  # 10,000, 30,000 and 100,000 cases
     .venv/bin/python bench/bench_report.py --sizes 1000 --profile   # and the top of a cProfile of each build
+    .venv/bin/python bench/bench_report.py --sizes 10000,30000 --against /path/to/older/checkout --no-browser
+
+``--against DIR`` also builds each store with the code of another checkout (``git worktree add --detach DIR REV``;
+this checkout's virtualenv, DIR first on the path), in a child process, before and after this code's build
+(the better of the two), and prints the CPU ratio: both figures come from the same run, under the same load.
 
 Stores are kept under --stores (default a temp dir) and reused when present: making the 100,000-case store
 takes a few minutes and is not part of the figure.
@@ -18,6 +23,7 @@ import os
 import pstats
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -82,12 +88,34 @@ def build_one(run_dir: str, out: str, profile: int) -> tuple[float, float]:
     return wall, used
 
 
+OTHER = """
+import os, resource, sys
+sys.path.insert(0, os.getcwd())
+from harness.reports.build import build
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+c0 = cpu()
+build(sys.argv[1], sys.argv[2])
+print(cpu() - c0)
+"""
+
+
+def build_other(checkout: str, run_dir: str, out: str) -> float:
+    """CPU seconds of the build of ``run_dir`` by the code of another checkout (imports paid before the clock)."""
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(checkout)}
+    r = subprocess.run([sys.executable, "-c", "import harness.reports.build\n" + OTHER, run_dir, out],
+                       cwd=checkout, env=env, capture_output=True, text=True, check=True)
+    return float(r.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,30000,100000")
     ap.add_argument("--stores", default=os.path.join(tempfile.gettempdir(), "bench-report-stores"))
     ap.add_argument("--profile", type=int, default=0, help="print the top N functions of a cProfile of each build")
     ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--against", help="another checkout whose build of the same stores is timed too (see above)")
     args = ap.parse_args()
     os.makedirs(args.stores, exist_ok=True)
     import harness.reports.build  # noqa: F401 - imports paid before the clock starts
@@ -97,7 +125,12 @@ def main() -> None:
     for n in (int(x) for x in args.sizes.split(",")):
         run_dir = store_for(args.stores, n)
         out = os.path.join(args.stores, f"report-n{n}")
+        other = build_other(args.against, run_dir, out + "-other") if args.against else None
         wall, used = build_one(run_dir, out, args.profile)
+        if args.against:
+            other = min(other, build_other(args.against, run_dir, out + "-other"))
+            print(f"  {n:,} cases: {args.against} {other:.1f} s CPU, this checkout {used:.1f} s CPU: "
+                  f"{other / used:.2f}x", flush=True)
         html = os.path.join(out, "index.html")
         mb = os.path.getsize(html) / 1e6
         px = {} if args.no_browser else page_heights(html)

@@ -2,7 +2,8 @@
 
 ``build("reports/out/<run>")`` reads the store (never re-scores), builds the report model once
 (:func:`harness.reports.model.report.compute`), lays it out with the renderers and writes ``index.html``,
-``report.md`` and the plots the Markdown links to, into the run directory unless another directory is given.
+``report.md`` and the plots the Markdown links to (and, past 200 cases, ``cases.csv``: every case's cells, which
+the Markdown names), into the run directory unless another directory is given.
 """
 from __future__ import annotations
 
@@ -96,6 +97,10 @@ def _build(run, out_dir, threshold, cases_path, runs_dir, prices, labels, review
             fh.write(text)
     with open(md_path, "w", encoding="utf-8") as fh:
         fh.write(printable(scrub(markdown.render(rep, images={"cost": "cost.png"}))))
+    every = markdown.cases_csv(rep)   # a large run: the Markdown lists the first cases and names this file
+    if every is not None:
+        with open(os.path.join(out, markdown.CASES_CSV), "w", encoding="utf-8", newline="") as fh:
+            fh.write(printable(scrub(every)))
     return Built(html_path, md_path, rep)
 
 

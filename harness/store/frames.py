@@ -36,3 +36,59 @@ def score_table(cells, case_ids: list[str] | None = None, metrics: list[str] | N
         if status == "scored" and case in table.index and metric in table.columns:
             table.loc[case, metric] = float(score)
     return table
+
+
+def read_table(db, table: str):
+    """The store's table ``table`` as a DataFrame: the same columns, dtypes and values as
+    ``pandas.read_sql_query("SELECT * FROM table")`` (integers as int64, numbers with a NULL as float64 with NaN,
+    text as pandas' pyarrow-backed ``str`` with NaN for NULL, a column of NULLs only as None), read through
+    ``sqlite3`` column by column, each text column handed to pyarrow whole (pandas checks its values one by
+    one first). A column mixing text and numbers (SQLite allows it) or holding bytes, and an empty table, are
+    read by pandas itself.
+
+    >>> import sqlite3
+    >>> db = sqlite3.connect(":memory:")
+    >>> _ = db.execute("CREATE TABLE t (a TEXT, b INTEGER, c REAL, d INTEGER, e INTEGER)")
+    >>> _ = db.executemany("INSERT INTO t VALUES (?,?,?,?,?)", [("x", 1, None, None, 3), (None, None, 2.5, None, 4)])
+    >>> df = read_table(db, "t")
+    >>> [str(t) for t in df.dtypes], df.to_dict("list")
+    (['str', 'float64', 'float64', 'object', 'int64'], {'a': ['x', nan], 'b': [1.0, nan], 'c': [nan, 2.5], 'd': [None, None], 'e': [3, 4]})
+    >>> import pandas as pd
+    >>> df.equals(pd.read_sql_query("SELECT * FROM t", db))
+    True
+    """
+    import numpy as np  # noqa: PLC0415 - lazy: with pandas, only when a report reads a run
+    import pandas as pd  # noqa: PLC0415 - lazy: pandas costs ~0.5 s to import
+    import pyarrow as pa  # noqa: PLC0415 - lazy: as pandas
+
+    cur = db.execute(f"SELECT * FROM {table}")
+    names = [d[0] for d in cur.description]
+    rows = cur.fetchall()
+    text = pd.StringDtype("pyarrow", na_value=np.nan)
+    if not rows or pd.Series(["x"]).dtype != text:   # an empty table, or a pandas whose text is not pyarrow's
+        return pd.read_sql_query(f"SELECT * FROM {table}", db)
+    declared = {r[1]: str(r[2]).upper() for r in db.execute(f"PRAGMA table_info({table})")}
+    out = {}
+    for name, col in zip(names, zip(*rows)):
+        if declared.get(name) == "TEXT":   # text affinity: str or NULL (a blob fails here and goes to pandas)
+            try:
+                out[name] = pd.arrays.ArrowStringArray(pa.array(col, type=pa.large_string()), dtype=text)
+                if out[name].isna().all():   # NULLs only: pandas reads None (object)
+                    out[name] = pd.Series(col, dtype=object)
+                continue
+            except (pa.ArrowException, TypeError, ValueError):
+                return pd.read_sql_query(f"SELECT * FROM {table}", db)
+        kinds = set(map(type, col))
+        none = type(None) in kinds
+        kinds.discard(type(None))
+        if kinds == {str}:
+            out[name] = pd.arrays.ArrowStringArray(pa.array(col, type=pa.large_string()), dtype=text)
+        elif not kinds:
+            out[name] = pd.Series(col, dtype=object)
+        elif kinds == {int} and not none:
+            out[name] = np.fromiter(col, dtype=np.int64, count=len(col))
+        elif kinds <= {int, float}:
+            out[name] = np.array(col, dtype=np.float64)   # None reads as NaN
+        else:   # text and numbers in one column, or bytes: pandas' own reading
+            return pd.read_sql_query(f"SELECT * FROM {table}", db)
+    return pd.DataFrame(out, copy=False)

@@ -125,6 +125,8 @@ def binary_figures(truth: list[bool], pred: list[bool], not_covered: int = 0,
 def compute(data, resamples: int = A.RESAMPLES) -> list[MetricAgreement]:
     """Agreement of every metric of the run with the labels of its cases (labelled cases only)."""
     labelled = [cid for cid in data.case_ids if cid in data.cases and is_labelled(data.cases[cid])]
+    claims = {cid: data.cases[cid].judged_claims() for cid in labelled}   # read once for every metric and target
+    truth = {t: {cid: any(c.label in labels for c in claims[cid]) for cid in labelled} for t, labels in TARGETS.items()}
     out = []
     for m in data.metrics:
         excluded: dict[str, int] = {}
@@ -138,8 +140,8 @@ def compute(data, resamples: int = A.RESAMPLES) -> list[MetricAgreement]:
             ids.append(cid)
             scores.append(oriented(data.info[m].scale, float(cell.score)))   # lower-is-better scores turned round
         top = _top(data, m)
-        answers = {t: figures([answer_truth(data.cases[c], t) for c in ids], scores, top, resamples) for t in TARGETS}
-        out.append(MetricAgreement(m, len(labelled), excluded, answers, _claim_level(data, m, ids, resamples)))
+        answers = {t: figures([truth[t][c] for c in ids], scores, top, resamples) for t in TARGETS}
+        out.append(MetricAgreement(m, len(labelled), excluded, answers, _claim_level(data, m, ids, resamples, claims)))
     return out
 
 
@@ -148,7 +150,9 @@ def _top(data, metric: str) -> float:
     return data.info[metric].scale[1]
 
 
-def _claim_level(data, metric: str, ids: list[str], resamples: int) -> dict[str, Figures]:
+def _claim_level(data, metric: str, ids: list[str], resamples: int, claims: dict | None = None) -> dict[str, Figures]:
+    """Claim-level figures of a metric on cases ``ids``; ``claims``: case id -> its judged claims, when the caller
+    has them."""
 
     u = data.units[data.units["metric"] == metric]
     located = u[u["span_start"].notna() & ~u["kind"].isin(WHOLE)]
@@ -161,7 +165,7 @@ def _claim_level(data, metric: str, ids: list[str], resamples: int) -> dict[str,
     judged, missing = [], 0   # (the claim's label, a unit on it is unsupported), in case and claim order
     for cid in ids:
         units = by_case.get(cid, [])
-        for claim in data.cases[cid].judged_claims():
+        for claim in (claims[cid] if claims is not None else data.cases[cid].judged_claims()):
             hits = [v for sp, v in units if overlaps(sp, claim.answer_span)]
             if not hits:
                 missing += 1

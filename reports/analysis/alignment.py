@@ -153,15 +153,20 @@ def lands_on(span: tuple[int, int], rows: list[Row]) -> list[Row]:
     >>> [r.text for r in lands_on((20, 40), rows)], lands_on((80, 90), rows)
     (['b'], [])
     """
-    def inter(r: Row) -> int:
-        return max(0, min(r.span[1], span[1]) - max(r.span[0], span[0]))
-
-    cand = [r for r in rows if r.span is not None and overlaps(r.span, span)]
-    size = max(1, span[1] - span[0])
-    hits = [r for r in cand if inter(r) * 2 >= min(size, max(1, r.span[1] - r.span[0]))]
+    s0, s1 = span
+    size = max(1, s1 - s0)
+    cand, hits = [], []   # (overlap, row) of the rows it overlaps (``overlaps``, written out: a hot loop)
+    for r in rows:
+        rs = r.span
+        if rs is None or not (rs[0] < s1 and s0 < rs[1]):
+            continue
+        inter = min(rs[1], s1) - max(rs[0], s0)
+        cand.append((inter, r))
+        if inter * 2 >= min(size, max(1, rs[1] - rs[0])):
+            hits.append(r)
     if hits or not cand:
         return hits
-    return [max(cand, key=inter)]
+    return [max(cand, key=lambda c: c[0])[1]]
 
 
 def _backbone(case) -> list[Row]:

@@ -17,6 +17,7 @@ from harness.core.records import Case
 from harness.core.runspec import RunSpec
 from harness.core.vocab import CELL_STATUSES
 from harness.metric.facts import MetricFacts
+from harness.store.frames import read_table
 from harness.store.repeats import all_cells
 from harness.store.runstore import RunStore
 
@@ -113,7 +114,8 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
     path = resolve_store(run, out)
     store = RunStore.open(path)
     try:
-        spec, cells, units, calls = store.spec(), store.cells(), store.units(), store.calls()
+        spec = store.spec()
+        cells, units, calls = (read_table(store.db, t) for t in ("cells", "units", "calls"))
         recorded = store.metric_facts()
         stored = store.case_objects()
         every = all_cells(store) if _has_repeats(store) else None
@@ -160,7 +162,7 @@ def _parsed(column) -> list:
         got = memo.get(v)
         if got is None:
             got = memo[v] = json.loads(v)
-        out.append(_copy(got))
+        out.append([] if got == [] else _copy(got))
     return out
 
 

@@ -63,20 +63,23 @@ def summarise(data) -> list[MetricSummary]:
 
     cells = build(data)
     out = []
-    for m in data.metrics:
-        scored = [cells[(c, m)].score for c in data.case_ids if cells[(c, m)].status == "scored"]
-        ci = bootstrap_ci(scored)
-        counts = Counter(cells[(c, m)].status for c in data.case_ids)
+    for m in data.metrics:   # one pass over the metric's cells
+        column = [(c, cells[(c, m)]) for c in data.case_ids]
+        scored = []
+        counts: Counter = Counter()
         reasons: dict[str, dict[str, list[str]]] = {}
         flagged = []
-        for c in data.case_ids:
-            cell = cells[(c, m)]
+        fallbacks = 0
+        for c, cell in column:
+            counts[cell.status] += 1
+            fallbacks += "vendor_fallback" in cell.flags
             if cell.status == "scored":
+                scored.append(cell.score)
                 if cell.flags:
                     flagged.append((c, ", ".join(cell.flags)))
                 continue
             reasons.setdefault(cell.status, {}).setdefault(cell.reason or "(no reason given)", []).append(c)
-        fallbacks = sum("vendor_fallback" in cells[(c, m)].flags for c in data.case_ids)
+        ci = bootstrap_ci(scored)
         out.append(MetricSummary(m, len(scored), *(ci or (None, None, None)), dict(counts),
                                  {s: list(r.items()) for s, r in reasons.items()}, flagged, fallbacks))
     return out

@@ -1,6 +1,7 @@
 """The "where they diverge" section as data (a :class:`~harness.reports.model.blocks.Section`), built once for both
 renderers: the divergent cases, grouped by reason, each with its scores, texts and claim-by-claim alignment rows
-(plain text; the HTML and Markdown renderers only escape and lay them out)."""
+(plain text; the HTML and Markdown renderers only escape and lay them out). Past :data:`ALL_IN_FULL` divergent
+cases only the ones a renderer may show in full get that view; the others are links (:class:`CaseLink`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -60,9 +61,21 @@ class CaseView:
 
 
 @dataclass(frozen=True)
+class CaseLink:
+    """A divergent case that no renderer shows in full (past :data:`ALL_IN_FULL` divergent cases, a reason's cases
+    past its first :data:`IN_FULL_PER_REASON`): what a link to it and its spread need, no claim-by-claim view."""
+
+    anchor: int
+    case_id: str
+    spread: float
+
+
+@dataclass(frozen=True)
 class GroupView:
     reason: str
-    cases: list[CaseView]
+    cases: list
+    """The reason's cases in the order of the report's divergences: a :class:`CaseView` for each that a renderer may
+    show in full (:func:`in_full`), then a :class:`CaseLink` for each of the rest."""
 
     @property
     def count(self) -> int:
@@ -70,6 +83,21 @@ class GroupView:
 
 
 EMPTY = "None at this threshold."
+ALL_IN_FULL = 60
+"""Up to this many divergent cases, each gets its full view (both reports may show it); past it, only the first
+:data:`IN_FULL_PER_REASON` of each reason do, the others are links, so a run with tens of thousands of divergent
+cases does not lay out every one's claim-by-claim rows."""
+IN_FULL_PER_REASON = 5
+
+
+def in_full(divergent: int) -> int | None:
+    """How many cases of each reason get their full view, with ``divergent`` divergent cases in the run (None:
+    all of them).
+
+    >>> in_full(ALL_IN_FULL), in_full(ALL_IN_FULL + 1)
+    (None, 5)
+    """
+    return None if divergent <= ALL_IN_FULL else IN_FULL_PER_REASON
 
 
 def divergence_section(rep) -> Section:
@@ -78,8 +106,12 @@ def divergence_section(rep) -> Section:
 
     at = {dv.case_id: i for i, dv in enumerate(rep.divergences)}
     shorts, names = rep.shorts, rep.names   # each a dict built on every read: read once here
-    out = [GroupView(g.reason, [_case(rep, at[dv.case_id], dv, shorts, names) for dv in g.divergences])
-           for g in rep.glance]
+    k = in_full(len(rep.divergences))
+    out = []
+    for g in rep.glance:
+        full, rest = (g.divergences, []) if k is None else (g.divergences[:k], g.divergences[k:])
+        out.append(GroupView(g.reason, [_case(rep, at[dv.case_id], dv, shorts, names) for dv in full]
+                             + [CaseLink(at[dv.case_id], dv.case_id, dv.spread) for dv in rest]))
     return Section("divergences", S.TITLES["divergences"],
                    [S.INTRO["divergences"].format(threshold=rep.threshold)] + (out or [EMPTY]))
 

@@ -27,19 +27,24 @@ def markdown(block: Section) -> list[str]:
         if isinstance(p, Table):
             if p.caption:
                 out += [f"**{m(p.caption)}**", ""]
-            out += [table([m(h) for h in p.heads], [[m(c) for c in r] for r in p.rows]), ""]
+            out += [table([m(h) for h in p.heads], [[m(c) for c in r] for r in p.rows[:MD_ROWS]]), ""]
+            if len(p.rows) > MD_ROWS:
+                out += [f"_The first {MD_ROWS:,} of {len(p.rows):,} rows._", ""]
         elif isinstance(p, Plot):
             out += [f"![{m(p.alt)}]({p.file})", ""]
         elif isinstance(p, list):
-            out += [f"- {m(x)}" for x in p] + [""]
+            out += [f"- {m(x)}" for x in p[:MD_ROWS]]
+            out += ([f"- _and {len(p) - MD_ROWS:,} more_"] if len(p) > MD_ROWS else []) + [""]
         else:
             out += [m(p), ""]
     return out
 
 
+MD_ROWS = 500
+"""Rows of a section's table, or items of its list, the Markdown report shows; past them it gives the count."""
 TABLE_ROWS = 100
 """Rows a section's table shows in the HTML page; past them it says how many it left out (the Markdown report
-lists them all), so a section's table or list stays a page long whatever the run (a cascade's residual errors at
+lists up to :data:`MD_ROWS`), so a section's table or list stays a page long whatever the run (a cascade's residual errors at
 100,000 answers, say)."""
 
 
@@ -61,14 +66,14 @@ def html(block: Section) -> str:
             head = "".join(f"<th>{e(h)}</th>" for h in p.heads)
             rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in p.rows[:TABLE_ROWS])
             more = (f'<p class="small muted">The first {TABLE_ROWS:,} of {len(p.rows):,} rows; the Markdown report '
-                    "(report.md) lists them all.</p>") if len(p.rows) > TABLE_ROWS else ""
+                    f"(report.md) lists {'them all' if len(p.rows) <= MD_ROWS else f'the first {MD_ROWS:,}'}.</p>") if len(p.rows) > TABLE_ROWS else ""
             out.append(f'{cap}<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
                        f"{more}")
         elif isinstance(p, Plot):
             out.append(f'<figure class="scroll">{svg(p.model)}</figure>')
         elif isinstance(p, list):
             left = (f'<li class="muted">and {len(p) - TABLE_ROWS:,} more; the Markdown report (report.md) lists '
-                    "them all</li>") if len(p) > TABLE_ROWS else ""
+                    f"{'them all' if len(p) <= MD_ROWS else f'the first {MD_ROWS:,}'}</li>") if len(p) > TABLE_ROWS else ""
             out.append('<ul class="small">' + "".join(f"<li>{e(x)}</li>" for x in p[:TABLE_ROWS]) + left + "</ul>")
         else:
             out.append(f"<p>{e(p)}</p>")

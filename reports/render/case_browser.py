@@ -11,6 +11,7 @@ import os
 from urllib.parse import quote
 
 from harness.core import vocab
+from harness.reports.model.case_index import PAGE
 from harness.reports.render.markup import e
 from harness.reports.render.plots import score_style
 
@@ -75,12 +76,12 @@ def palette() -> list[str]:
 
 
 def section(rep) -> str:
-    idx = {**rep.cases, "palette": palette()}
+    page = rep.cases[PAGE]   # what the controls and the note read; not part of the browser's data
+    idx = {**{k: v for k, v in rep.cases.items() if k != PAGE}, "palette": palette()}
 
     metrics = "".join(f'<option value="{i}">{e(m["short"])}</option>' for i, m in enumerate(idx["metrics"]))
-    statuses = "".join(f'<option value="{e(s)}">{e(vocab.status(s).label)}</option>'
-                       for s in sorted({s for c in idx["cases"] for s in c["statuses"]}))
-    tags = "".join(f'<option value="{e(t)}">{e(t)}</option>' for t in sorted({t for c in idx["cases"] for t in c["tags"]}))
+    statuses = "".join(f'<option value="{e(s)}">{e(vocab.status(s).label)}</option>' for s in page["statuses"])
+    tags = "".join(f'<option value="{e(t)}">{e(t)}</option>' for t in page["tags"])
     heads = "".join(f'<th data-sort="{i}" title="{e(m["display"])}">{metric_head(m)}</th>'
                     for i, m in enumerate(idx["metrics"]))
     controls = (f'<div class="cb-controls">'
@@ -94,12 +95,17 @@ def section(rep) -> str:
                 f'<label><input type="checkbox" id="cb-divergent"> divergent only</label>'
                 f'<span id="cb-count" class="muted"></span>'
                 f'<button id="cb-prev">&larr; page</button><button id="cb-next">page &rarr;</button></div>')
-    return (f'<section id="cases"><h2>{e(TITLE)}</h2><p>{e(INTRO)}</p>{controls}'
+    left = (f'<p class="small muted">This page carries {page["carried"]:,} of the run\'s {page["cases"]:,} cases '
+            "(those other sections link, and the divergent ones, first); every case\'s cells are in cases.csv "
+            "beside report.md, and its texts and verdicts in <code>harness export RUN --format jsonl</code>.</p>"
+            ) if idx.get("left") else ""
+    return (f'<section id="cases"><h2>{e(TITLE)}</h2><p>{e(INTRO)}</p>{controls}{left}'
             f'<div class="scroll"><table id="cb-table" class="matrix"><thead><tr><th data-sort="id">case</th>'
             f'<th data-sort="tags">tags</th><th data-sort="spread">spread</th>{heads}</tr></thead>'
             f'<tbody id="cb-body"></tbody></table></div></section>'
             f'<script type="application/json" id="cb-data">{_json_for_script(idx)}</script>'
-            f"<script>{_static('case_browser.js')}</script>")
+            + (f"<script>{_static('case_browser_more.js')}</script>" if "more" in idx else "")
+            + f"<script>{_static('case_browser.js')}</script>")
 
 
 def cards(rep) -> str:

@@ -55,6 +55,8 @@ def markdown(rep) -> list[str]:
 
 GLANCE_IDS = 5
 """Cases linked on one reason's row at a glance; past them the row gives the count."""
+GLANCE_IDS_MD = 100
+"""Case ids the Markdown's glance table lists per reason; past them it gives the count."""
 
 
 def glance_html(rep, anchors: dict[str, int]) -> str:
@@ -79,6 +81,8 @@ def glance_markdown(rep) -> list[str]:
     out = [f"## {TITLES['glance']}", ""]
     if not rep.divergences:
         return out + [f"No case has scored metrics {rep.threshold:.2f} or more apart.", ""]
-    rows = [[str(g.count), m(g.reason), ", ".join(f"{m(dv.case_id)} ({dv.spread:.2f})" for dv in g.divergences)]
+    rows = [[str(g.count), m(g.reason),
+             ", ".join(f"{m(dv.case_id)} ({dv.spread:.2f})" for dv in g.divergences[:GLANCE_IDS_MD])
+             + (f" and {len(g.divergences) - GLANCE_IDS_MD:,} more" if len(g.divergences) > GLANCE_IDS_MD else "")]
             for g in rep.glance]
     return out + [GLANCE_INTRO, "", table(["cases", "reason", "divergent cases (spread)"], rows), ""]

@@ -1,14 +1,15 @@
 """The "where they diverge" section of the HTML report, laid out from :mod:`harness.reports.model.divergence_view`."""
 from __future__ import annotations
 
-from harness.reports.model.divergence_view import GroupView
+from harness.reports.model.divergence_view import ALL_IN_FULL, IN_FULL_PER_REASON, GroupView
 from harness.reports.render.case_browser import case_href
 from harness.reports.render.markup import e
 
-FULL_PER_GROUP = 5
+FULL_PER_GROUP = IN_FULL_PER_REASON
 """Cases shown in full under each reason; the rest are links to their claim-by-claim view in the case
-browser, so that a run with hundreds of divergent cases keeps a page one can scroll."""
-MANY = 60
+browser, so that a run with hundreds of divergent cases keeps a page one can scroll (the model builds the full
+view of no more than these)."""
+MANY = ALL_IN_FULL
 """Past this many divergent cases, the section shows one case in full under each of the first
 :data:`FULL_WHEN_MANY` reasons and links the others (the page stays a few screens tall)."""
 FULL_WHEN_MANY = 3
