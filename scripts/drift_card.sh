@@ -6,7 +6,7 @@
 # .venv (scripts/setup.sh), OTHER_VERSION in a venv of its own, .venv-drift-VENDOR-OTHER_VERSION: uv.lock's
 # pins for the engine and that extra, with VENDOR overridden to OTHER_VERSION (as .venv-azure runs apart:
 # scripts/setup_azure.sh). Needs the package index for that release. Not in CI (a second vendor stack is too
-# slow); tests/test_drift_card.py checks the card-making logic offline on two recorded runs.
+# slow); tests/store/test_drift_sentinel.py checks the card-making logic offline on two recorded runs.
 # Writes reports/cards/drift/VENDOR-OLDER-NEWER.md (the older release is run A).
 set -euo pipefail
 cd "$(dirname "$0")/.."
