@@ -59,13 +59,19 @@ def read_table(db, table: str):
     """
     import numpy as np  # noqa: PLC0415 - lazy: with pandas, only when a report reads a run
     import pandas as pd  # noqa: PLC0415 - lazy: pandas costs ~0.5 s to import
-    import pyarrow as pa  # noqa: PLC0415 - lazy: as pandas
 
+    try:   # a pandas whose text is not pyarrow's (pandas 2 in Azure's own venv, without pyarrow): pandas reads it
+        import pyarrow as pa  # noqa: PLC0415 - lazy: as pandas
+
+        text = pd.StringDtype("pyarrow", na_value=np.nan)
+    except (ImportError, TypeError):
+        return pd.read_sql_query(f"SELECT * FROM {table}", db)
+    if pd.Series(["x"]).dtype != text:
+        return pd.read_sql_query(f"SELECT * FROM {table}", db)
     cur = db.execute(f"SELECT * FROM {table}")
     names = [d[0] for d in cur.description]
     rows = cur.fetchall()
-    text = pd.StringDtype("pyarrow", na_value=np.nan)
-    if not rows or pd.Series(["x"]).dtype != text:   # an empty table, or a pandas whose text is not pyarrow's
+    if not rows:   # an empty table
         return pd.read_sql_query(f"SELECT * FROM {table}", db)
     declared = {r[1]: str(r[2]).upper() for r in db.execute(f"PRAGMA table_info({table})")}
     out = {}
