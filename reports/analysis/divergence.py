@@ -6,6 +6,7 @@ comes with its per-claim alignment and a one-line reason derived from the verdic
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from harness.reports.analysis.alignment import Row, align, units_by_case
@@ -35,8 +36,9 @@ class Divergence:
     """The reason's kind: definition | judgement | decomposition | coverage (or unexplained)."""
     rows: list[Row] = field(default_factory=list)
     """The per-claim alignment."""
-    row_reasons: dict[int, str] = field(default_factory=dict)
-    """Row index -> reason, for the rows on which metrics disagree."""
+    row_reasons: Mapping[int, str] = field(default_factory=dict)
+    """Row index -> reason, for the rows on which metrics disagree (:class:`RowReasons`: worked out when first
+    read, so only the cases a report shows in full pay for them)."""
     summary: str = ""
     """The reason's mechanism without this case's text (divergences are grouped by it)."""
 
@@ -49,6 +51,40 @@ class Divergence:
         n = names or {}
         return (f"{self.case_id}  spread {self.spread:.2f}: {n.get(self.low[0], self.low[0])} {self.low[1]:.2f} "
                 f"vs {n.get(self.high[0], self.high[0])} {self.high[1]:.2f} - {self.reason}")
+
+
+class RowReasons(Mapping):
+    """Row index -> reason for the rows of one divergent case on which metrics disagree, worked out on first
+    read (a large run has tens of thousands of divergent cases; a report lays out a few of them in full).
+
+    >>> r = RowReasons([], ["a"], None, {}, {})
+    >>> dict(r), r == {}
+    ({}, True)
+    """
+
+    __slots__ = ("_args", "_got")
+
+    def __init__(self, rows, metrics, case, names, facts):
+        self._args, self._got = (rows, metrics, case, names, facts), None
+
+    def _reasons(self) -> dict[int, str]:
+        if self._got is None:
+            rows, metrics, case, names, facts = self._args
+            self._got = {i: explain_row(r, metrics, case, names, facts=facts) or ""
+                         for i, r in enumerate(rows) if row_disagrees(r, metrics, facts)}
+        return self._got
+
+    def __getitem__(self, i: int) -> str:
+        return self._reasons()[i]
+
+    def __iter__(self):
+        return iter(self._reasons())
+
+    def __len__(self) -> int:
+        return len(self._reasons())
+
+    def __repr__(self) -> str:
+        return repr(self._reasons())
 
 
 def spread(scores: dict[str, float]) -> tuple[float, tuple[str, float], tuple[str, float]] | None:
@@ -91,10 +127,7 @@ def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
         rows = align(case, by_case.get(cid, []))
         flags = {m: cells[(cid, m)].flags for m in data.metrics}
         why = case_reason(rows, (s[1][0], s[2][0]), scores, names, flags, facts=data.info)
-        row_reasons = {}
-        for i, r in enumerate(rows):
-            if row_disagrees(r, data.metrics, data.info):
-                row_reasons[i] = explain_row(r, data.metrics, case, names, facts=data.info) or ""
+        row_reasons = RowReasons(rows, data.metrics, case, names, data.info)
         out.append((-(s[0]), pos, Divergence(cid, s[0], s[1], s[2], scores, why.text, why.kind, rows, row_reasons,
                                              why.summary)))
     return [d for _, _, d in sorted(out, key=lambda t: (t[0], t[1]))]

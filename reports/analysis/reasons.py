@@ -283,12 +283,13 @@ def explain_row(row, metrics: list[str], case=None, names: dict | None = None, *
     if row.kind in WHOLE:
         return None
     present = [m for m in metrics if row.marks.get(m)]
-    counted = [m for m in present if credit(row, m, facts) is not None]
+    credits = {m: credit(row, m, facts) for m in present}   # each metric's credit once (a 100k report asks it ~1M times)
+    counted = [m for m in present if credits[m] is not None]
     if not counted:
         return None
-    lo = min(counted, key=lambda m: (credit(row, m, facts), metrics.index(m)))
+    lo = min(counted, key=lambda m: (credits[m], metrics.index(m)))
     def rank(m):   # the highest credit first; a metric with units but no credit (coverage) after those
-        c = credit(row, m, facts)
+        c = credits[m]
         return (-(c if c is not None else -1.0), metrics.index(m))
 
     his = sorted((m for m in present if m != lo), key=rank)
