@@ -152,13 +152,19 @@ def _embed_timed(texts: list[str]) -> tuple[list[list[float]], float]:
 
 
 class LocalEmbeddings:
-    """The embedded MiniLM (offline); the vectors are computed off the gateway's event loop."""
+    """The embedded MiniLM (offline); the vectors are computed off the gateway's event loop, in threads of its
+    own (``harness-embed``), never in the loop's default executor: a vendor's synchronous cells hold that
+    executor's threads while they wait for the gateway (TruLens calls the judge through ``asyncio.to_thread``),
+    so a cell holding one that waited on an embedding computed there could wait for itself."""
 
     kind = "embedded"
+    THREADS = 2
+    """Texts embedded at once (the model's own kernels use the cores; more threads only queue)."""
 
     def __init__(self):
 
         self.model, self._scope = MODEL_ID, f"embedded|{MODEL_ID}|{MODEL_SHA256[:16]}"
+        self._pool = None   # made on first use, in the process that embeds (a forked worker makes its own)
 
     def scope(self) -> str:
         return self._scope
@@ -167,7 +173,7 @@ class LocalEmbeddings:
 
         texts = inputs_of(body)
         try:
-            vectors, cpu_ms = await asyncio.to_thread(_embed_timed, texts)
+            vectors, cpu_ms = await asyncio.get_running_loop().run_in_executor(self._threads(), _embed_timed, texts)
         except ModelUnavailable as e:
             raise UpstreamError(f"embedded embedding model unavailable: {e}", status=500, retryable=False) from None
         timer = OWN_TIME.get()   # the call's time in the judge is the model's compute
@@ -175,8 +181,17 @@ class LocalEmbeddings:
             timer.append(cpu_ms)
         return reply(vectors, self.model, texts, body.get("encoding_format"))
 
+    def _threads(self):
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - with the first embedding
+
+            self._pool = ThreadPoolExecutor(max_workers=self.THREADS, thread_name_prefix="harness-embed")
+        return self._pool
+
     async def aclose(self):
-        return None
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
 
 class HttpEmbeddings(HttpEndpoint):
