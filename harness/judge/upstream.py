@@ -327,16 +327,52 @@ class _AioReply:
 
 
 def _env_proxy(url: str):
-    """``(proxy URL, its credentials)`` the environment names for ``url`` (``HTTP_PROXY``, ``HTTPS_PROXY``,
-    ``NO_PROXY``, credentials from the proxy URL or ``.netrc``, read as ``aiohttp``'s ``trust_env`` reads
-    them), or ``(None, None)``: no proxy."""
-    from aiohttp.helpers import get_env_proxy_for_url  # noqa: PLC0415 - lazy, with aiohttp
+    """``(proxy URL, its credentials)`` the environment names for ``url``, or ``(None, None)``: no proxy. Read as
+    ``httpx`` read it: ``HTTP_PROXY`` / ``HTTPS_PROXY`` by the judge URL's scheme, else ``ALL_PROXY``; none when
+    ``NO_PROXY`` names the host; credentials from the proxy URL or ``.netrc`` (as ``aiohttp``'s ``trust_env``).
+    The client speaks to an ``http://`` proxy only: a proxy of another scheme (``https://``, ``socks5://``) is
+    an :class:`UpstreamError` that names the variable, never a silent direct connection.
+
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"ALL_PROXY": "http://u:p@proxy.example:3128", "NO_PROXY": ""}, clear=True):
+    ...     p, auth = _env_proxy("https://judge.example/v1")
+    >>> str(p), auth.login
+    ('http://proxy.example:3128', 'u')
+    >>> with mock.patch.dict(os.environ, {"ALL_PROXY": "http://proxy.example:3128", "NO_PROXY": "judge.example"},
+    ...                      clear=True):
+    ...     _env_proxy("https://judge.example/v1")
+    (None, None)
+    """
+    from urllib.request import getproxies, proxy_bypass  # noqa: PLC0415 - lazy, with aiohttp
+
+    from aiohttp.helpers import basicauth_from_netrc, netrc_from_env, strip_auth_from_url  # noqa: PLC0415
     from yarl import URL  # noqa: PLC0415
 
-    try:
-        return get_env_proxy_for_url(URL(url))
-    except LookupError:   # none named, or NO_PROXY names the host
+    target = URL(url)
+    if target.host is not None and proxy_bypass(target.host):
         return None, None
+    named = getproxies()
+    for key in (target.scheme, "all"):
+        raw = named.get(key)
+        if not raw:
+            continue
+        if "://" not in raw:   # a bare host:port, as httpx takes it
+            raw = "http://" + raw
+        proxy, auth = strip_auth_from_url(URL(raw))
+        if proxy.scheme != "http":
+            raise UpstreamError(f"the environment's {key.upper()}_PROXY names a {proxy.scheme}:// proxy; the judge's "
+                                "client goes through http:// proxies only (name one, or leave the variable out)",
+                                status=502, retryable=False)
+        if auth is None and proxy.host is not None:
+            rc = netrc_from_env()
+            if rc:
+                try:
+                    auth = basicauth_from_netrc(rc, proxy.host)
+                except LookupError:
+                    auth = None
+        return proxy, auth
+    return None, None
 
 
 def _tls_context():

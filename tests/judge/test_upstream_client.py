@@ -140,6 +140,50 @@ def test_the_environments_proxy_is_used(monkeypatch):
     assert headers["authorization"] == "Bearer sk-test-proxy" and headers["x-harness-cell"] == CELL.header()
 
 
+def test_all_proxy_is_used_when_no_proxy_names_the_scheme(monkeypatch):
+    """ALL_PROXY (as httpx read it) carries the judge's requests when HTTP_PROXY / HTTPS_PROXY say nothing."""
+    seen = []
+    for k in ("NO_PROXY", "no_proxy", "http_proxy", "HTTP_PROXY", "all_proxy"):
+        monkeypatch.delenv(k, raising=False)
+
+    async def go():
+        proxy, port = await _judge(seen)
+        monkeypatch.setenv("ALL_PROXY", f"http://127.0.0.1:{port}")
+        up = HttpUpstream("http://judge.example:8080/v1", "m", None)
+        try:
+            return await up.complete(CELL, BODY)
+        finally:
+            await up.aclose()
+            proxy.close()
+
+    assert asyncio.run(go()) == REPLY
+    [(line, _)] = seen
+    assert line == "POST http://judge.example:8080/v1/chat/completions HTTP/1.1"
+
+
+@pytest.mark.parametrize("var,value", [("ALL_PROXY", "socks5://127.0.0.1:9"), ("HTTP_PROXY", "https://127.0.0.1:9")])
+def test_a_proxy_the_client_cannot_speak_is_an_error_that_names_it_never_a_direct_call(var, value, monkeypatch):
+    seen = []
+    for k in ("NO_PROXY", "no_proxy", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(k, raising=False)
+
+    async def go():
+        server, port = await _judge(seen)
+        monkeypatch.setenv(var, value)
+        up = HttpUpstream(f"http://127.0.0.1:{port}/v1", "m", None)
+        try:
+            with pytest.raises(UpstreamError) as e:
+                await up.complete(CELL, BODY)
+            return e.value
+        finally:
+            await up.aclose()
+            server.close()
+
+    err = asyncio.run(go())
+    assert var in str(err) and "http:// proxies only" in str(err) and not err.retryable
+    assert seen == []   # nothing went to the judge directly
+
+
 def test_a_redirect_is_not_followed():
     seen = []
 
