@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from harness.core.redact import register_judge_key, scrub
 from harness.core.terminal import printable
+from harness.judge.accounting import DEFAULT_BATCH_FACTOR, batch_prices
 from harness.reports.analysis.data import load_run
 from harness.reports.analysis.divergence import DEFAULT_THRESHOLD
 from harness.reports.model.header import judge_lines, versions  # noqa: F401 - re-exported
@@ -68,8 +69,10 @@ def _no_cycle_collection():
 
 def _build(run, out_dir, threshold, cases_path, runs_dir, prices, labels, reviewers) -> Built:
     data = load_run(run, runs_dir, cases_path)
-    if prices is not None:
-        data.spec["prices"] = prices
+    if prices is not None:   # a batch run's calls were billed at the batch price: the new table is read at it too
+        batch = (data.spec or {}).get("judge_batch")
+        data.spec["prices"] = prices if not batch else batch_prices(prices, batch.get("price_factor",
+                                                                                     DEFAULT_BATCH_FACTOR))
     register_judge_key(data.spec)
     team = None
     if labels is not None:

@@ -265,6 +265,17 @@ def test_money_is_at_the_batch_price(tmp_path):
     money = (bp * 0.5 + bc * 2.0) / 1e6
     line = next(x for x in p.stdout.splitlines() if x.startswith("judge traffic:"))
     assert f"money: {money:.4g}" in line, (line, money)
+    # the report with another price table (harness report --prices) reads it at the run's batch price too
+    from harness.judge.accounting import prices_from_args
+    from harness.reports.analysis.cost import judge_price
+    from harness.reports.build import build
+
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps({MODEL: {"input": 4.0, "output": 12.0}}))
+    table = prices_from_args(type("Args", (), {"prices": str(later), "price_in": None, "price_out": None})(), MODEL)
+    rep = build(str(tmp_path / "k"), str(tmp_path / "report"), prices=table).report
+    price, note = judge_price(rep.data)
+    assert (price.input, price.output) == (1.0, 3.0) and "batch price" in note, note
 
 
 @pytest.mark.parametrize("extra, message", [
