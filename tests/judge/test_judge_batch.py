@@ -77,6 +77,28 @@ def test_a_batch_run_and_a_plain_run_give_identical_scores(tmp_path):
     assert len(batches) < len(_bodies(service)) / 4, batches
 
 
+VENDORS = ("ragas.faithfulness", "ragas.response_groundedness", "deepeval.faithfulness", "phoenix.faithfulness",
+           "opik.hallucination", "mlflow.groundedness")
+"""Every other vendor of the main environment (TruLens above; MLflow through the loopback face)."""
+
+
+def test_every_vendor_scores_in_batch_mode_as_it_does_call_by_call(tmp_path):
+    """Each vendor's own client waits for its batch (their HTTP timeouts are longer than these rounds) and gets
+    the judge's replies unchanged: the same outcomes, the same scores, the same request bodies."""
+    with serve(mode="openai") as judge:
+        plain = _eval(judge.url, tmp_path, "plain", VENDORS, cache_mode="live")
+        asked_plain = judge.stats()["bodies"]
+        judge.reset()
+        batch = _eval(judge.url, tmp_path, "batch", VENDORS, cache_mode="live", judge_batch=FAST)
+        asked_batch = judge.stats()["bodies"]
+    assert plain.counts == batch.counts and set(plain.counts) == set(VENDORS)
+    assert all(set(c) <= set(FINAL) for c in batch.counts.values()), batch.counts   # no errored cell
+    assert _scores(plain).equals(_scores(batch))
+    assert asked_plain == asked_batch
+    _, reqs = _book(batch.store_path)
+    assert reqs == {"answered": int(batch.cells["calls"].sum())}
+
+
 def test_the_reference_judge_serves_batches_in_process_and_over_http(tmp_path):
     """The embedded reference judge answers batches in the run's process, and ``harness judge serve`` serves
     the files and batches routes (each line's cell from its custom_id): both give the plain run's scores."""
