@@ -116,17 +116,19 @@ def test_judge_calls_finish_while_waiting_threads_fill_the_default_executor(host
     assert len(seen) == 6
 
 
-def test_the_environments_proxy_is_used(monkeypatch):
-    """HTTP_PROXY sends the judge's requests to the proxy (absolute-form request line), the key with them;
-    read once, when the endpoint's session starts."""
+@pytest.mark.parametrize("var", ["HTTP_PROXY", "ALL_PROXY"])
+def test_the_environments_proxy_is_used(var, monkeypatch):
+    """HTTP_PROXY (or, when no variable names the judge URL's scheme, ALL_PROXY, as httpx read it) sends the
+    judge's requests to the proxy (absolute-form request line), the key with them; read once, when the
+    endpoint's session starts."""
     seen = []
-    for k in ("NO_PROXY", "no_proxy", "http_proxy"):
+    for k in ("NO_PROXY", "no_proxy", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("HARNESS_TEST_KEY", "sk-test-proxy")
 
     async def go():
         proxy, port = await _judge(seen)
-        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+        monkeypatch.setenv(var, f"http://127.0.0.1:{port}")
         up = HttpUpstream("http://judge.example:8080/v1", "m", "HARNESS_TEST_KEY")
         try:
             return await up.complete(CELL, BODY)
@@ -138,27 +140,6 @@ def test_the_environments_proxy_is_used(monkeypatch):
     [(line, headers)] = seen
     assert line == "POST http://judge.example:8080/v1/chat/completions HTTP/1.1"
     assert headers["authorization"] == "Bearer sk-test-proxy" and headers["x-harness-cell"] == CELL.header()
-
-
-def test_all_proxy_is_used_when_no_proxy_names_the_scheme(monkeypatch):
-    """ALL_PROXY (as httpx read it) carries the judge's requests when HTTP_PROXY / HTTPS_PROXY say nothing."""
-    seen = []
-    for k in ("NO_PROXY", "no_proxy", "http_proxy", "HTTP_PROXY", "all_proxy"):
-        monkeypatch.delenv(k, raising=False)
-
-    async def go():
-        proxy, port = await _judge(seen)
-        monkeypatch.setenv("ALL_PROXY", f"http://127.0.0.1:{port}")
-        up = HttpUpstream("http://judge.example:8080/v1", "m", None)
-        try:
-            return await up.complete(CELL, BODY)
-        finally:
-            await up.aclose()
-            proxy.close()
-
-    assert asyncio.run(go()) == REPLY
-    [(line, _)] = seen
-    assert line == "POST http://judge.example:8080/v1/chat/completions HTTP/1.1"
 
 
 @pytest.mark.parametrize("var,value", [("ALL_PROXY", "socks5://127.0.0.1:9"), ("HTTP_PROXY", "https://127.0.0.1:9")])
