@@ -75,6 +75,12 @@ def rationale(row) -> str:
     ...     {"unit": "It is vegan.", "verdict": "unsupported", "raw": "no", "reason": None}]})
     'scored 0.50\n- supported (yes): Bake at 350 F. (stated)\n- unsupported (no): It is vegan.'
 
+    A raw verdict that is the normalised one is not said twice:
+
+    >>> rationale({"status": "scored", "label": "1.00", "reason": None, "claims": [
+    ...     {"unit": "Bake at 350 F.", "verdict": "supported", "raw": "supported", "reason": None}]})
+    'scored 1.00\n- supported: Bake at 350 F.'
+
     A missing reason read back from the store is NaN, not None; it is left out the same way:
 
     >>> rationale({"status": "scored", "label": "0.75", "reason": float("nan"), "claims": []})
@@ -82,7 +88,8 @@ def rationale(row) -> str:
     """
     said = lambda v: isinstance(v, str) and v != ""   # NaN (a missing reason in a frame) is truthy
     head = f"{row['status']} {row['label']}" + (f": {row['reason']}" if said(row.get("reason")) else "")
-    lines = [f"- {c['verdict']} ({c['raw']}): {c['unit']}" + (f" ({c['reason']})" if said(c.get("reason")) else "")
+    lines = [f"- {c['verdict']}" + (f" ({c['raw']})" if str(c["raw"]) != c["verdict"] else "")   # the vendor's word,
+             + f": {c['unit']}" + (f" ({c['reason']})" if said(c.get("reason")) else "")    # when it is another
              for c in row.get("claims") or []]
     return "\n".join([head, *lines])
 

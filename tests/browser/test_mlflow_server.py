@@ -177,7 +177,7 @@ def test_exported_runs_in_mlflows_evaluation_view(exported, server, browser):  #
         page.wait_for_function("document.body.innerText.includes('Rationale')", timeout=300_000)
         trace_text = page.inner_text("body")
         assert "scored 0.75\n" in trace_text and ": nan" not in trace_text
-        assert "supported (supported): The cookies bake at 350 F." in trace_text
+        assert "supported: The cookies bake at 350 F." in trace_text and "(supported)" not in trace_text
         assert "unsupported (not_found): The recipe makes two dozen cookies." in trace_text
         shot(page, "mlflow_trace.png")
         # the two runs compare: select both, Actions > Compare
