@@ -27,6 +27,7 @@ import struct
 import time
 from dataclasses import dataclass
 
+from harness.core.threads import plain_thread_pool
 from harness.judge.minilm import MODEL_ID, MODEL_SHA256, ModelUnavailable, shared
 from harness.judge.reference import approx_tokens
 from harness.judge.upstream import OWN_TIME, Cell, HttpEndpoint, UpstreamError
@@ -183,9 +184,7 @@ class LocalEmbeddings:
 
     def _threads(self):
         if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - with the first embedding
-
-            self._pool = ThreadPoolExecutor(max_workers=self.THREADS, thread_name_prefix="harness-embed")
+            self._pool = plain_thread_pool(self.THREADS, "harness-embed")
         return self._pool
 
     async def aclose(self):

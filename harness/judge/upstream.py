@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from harness.cases.load import case_digest
 from harness.core import redact
+from harness.core.threads import plain_thread_pool
 from harness.judge.cache import judge_identity
 from harness.judge.cell import REPEAT_SEP, Cell, UpstreamError, repeat_label, repeat_of  # noqa: F401 - the gateway's names
 from harness.judge.pace import PACE, PaceTimeout, estimate_tokens
@@ -396,9 +397,7 @@ class _Lookups:
     @classmethod
     def _threads(cls):
         if cls._pool is None:
-            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
-
-            cls._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-dns")
+            cls._pool = plain_thread_pool(2, "harness-dns")
         return cls._pool
 
     async def getaddrinfo(self, host, port, *, family=0, type=0, proto=0, flags=0):  # noqa: A002 - asyncio's names

@@ -46,9 +46,10 @@ import threading
 import time
 from multiprocessing.connection import wait
 
+from harness.core.threads import plain_thread_pool
 from harness.metric import registry
 from harness.metric.vendor_env import quiet_vendors
-from harness.run.cellwork import CellWorker, WorkerFailed, plain_thread_pool, usable_cores
+from harness.run.cellwork import CellWorker, WorkerFailed, usable_cores
 from harness.run.vendorlog import VendorLog, log_path
 
 __all__ = ["WorkerFailed", "default_workers", "run_in_processes", "worker_cores", "worker_main"]

@@ -60,7 +60,8 @@ def test_the_harness_hops_into_plain_threads_even_after_trulens_swaps_the_pool()
     pytest.importorskip("trulens.core.utils.threading")
     import concurrent.futures
 
-    from harness.run.cellwork import CellWorker, WorkerSpec, plain_thread_pool
+    from harness.core.threads import plain_thread_pool
+    from harness.run.cellwork import CellWorker, WorkerSpec
     from harness.run.runner import JudgeConfig
 
     assert concurrent.futures.ThreadPoolExecutor.__module__.startswith("trulens")   # the trap, still there
