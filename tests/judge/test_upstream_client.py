@@ -20,6 +20,8 @@ from harness.judge.upstream import HttpUpstream
 import pytest
 
 CELL = Cell("r", "c", "inhouse.span")
+PROXY_VARS = ("NO_PROXY", "no_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+"""The proxy variables a proxy test clears first (the machine's own must not decide it)."""
 BODY = {"model": "m", "messages": [{"role": "user", "content": "Is it supported?"}]}
 REPLY = {"id": "x", "object": "chat.completion", "model": "m",
          "choices": [{"index": 0, "message": {"role": "assistant", "content": "yes"}, "finish_reason": "stop"}]}
@@ -122,7 +124,7 @@ def test_the_environments_proxy_is_used(var, monkeypatch):
     judge's requests to the proxy (absolute-form request line), the key with them; read once, when the
     endpoint's session starts."""
     seen = []
-    for k in ("NO_PROXY", "no_proxy", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+    for k in PROXY_VARS:
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("HARNESS_TEST_KEY", "sk-test-proxy")
 
@@ -145,7 +147,7 @@ def test_the_environments_proxy_is_used(var, monkeypatch):
 @pytest.mark.parametrize("var,value", [("ALL_PROXY", "socks5://127.0.0.1:9"), ("HTTP_PROXY", "https://127.0.0.1:9")])
 def test_a_proxy_the_client_cannot_speak_is_an_error_that_names_it_never_a_direct_call(var, value, monkeypatch):
     seen = []
-    for k in ("NO_PROXY", "no_proxy", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+    for k in PROXY_VARS:
         monkeypatch.delenv(k, raising=False)
 
     async def go():
