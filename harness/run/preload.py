@@ -7,9 +7,12 @@ forkserver's only preload module, so importing it is the first thing the forkser
 2. forces the vendor switches (:func:`harness.metric.vendor_env.quiet_vendors`: telemetry off, no dotenv) for
    this process's life, before any vendor is imported,
 3. imports the engine modules every worker uses, then the vendor stack of each metric named in the
-   :data:`ENV` variable (JSON: ``metrics``, ``log_dir``) and nothing else, each under the same guard a worker uses:
-   a metric whose vendor fails to import is noted and left to the worker, whose cells of that metric then say why.
-   Meanwhile a thread ends this process if the runner that started it is gone (the imports take seconds of CPU).
+   :data:`ENV` variable (JSON: ``metrics``, in that order, ``log_dir``) and nothing else, each under the same guard
+   a worker uses: a metric whose vendor fails to import is noted and left to the worker, whose cells of that metric
+   then say why. Meanwhile a thread ends this process if the runner that started it is gone (the imports take
+   seconds of CPU).
+4. once the metric named ``early.after`` is imported (the cheap vendor stacks, :mod:`harness.run.stages`), forks
+   the early worker, connected to the runner at ``early.address``, and goes on with the other imports.
 
 The runner scores the cells that need no vendor while this runs (:func:`harness.run.workers.run_in_processes`).
 Every worker is then a fork of this process: it pays no vendor import of its own. :data:`FACTS` (wall and CPU
@@ -50,6 +53,7 @@ def _preload(raw: str) -> dict:
     if log is not None:
         log.__enter__()
     try:
+        early = want.get("early") or {}
         for name in want.get("metrics", ()):
             try:
                 cls = registry.get(name)
@@ -59,6 +63,8 @@ def _preload(raw: str) -> dict:
                     done.append(name)
             except BaseException as e:  # noqa: BLE001 - the worker imports it again and its cells say why
                 failed[name] = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
+            if name == early.get("after"):
+                _fork_early(early["address"], log)
     finally:
         if log is not None:
             log.__exit__(None, None, None)
@@ -68,6 +74,35 @@ def _preload(raw: str) -> dict:
     return {"metrics": done, "failed": failed, "began": began, "ready": time.time(),
             "import_s": round(time.time() - began, 3), "import_cpu_s": round(time.process_time() - cpu0, 3),
             "pid": os.getpid()}
+
+
+def _fork_early(address: str, log) -> None:
+    """Fork the early worker (:mod:`harness.run.stages`): a process with the vendor stacks imported so far that
+    scores their cells while this one imports the rest (:func:`harness.run.workers.early_main`).
+
+    Its connection to the runner is made here, before this process goes on: by the time the forkserver serves the
+    runner (its imports done) the runner has it or knows none is coming. ``log``: the vendor log this process
+    writes to, left in the worker for a log of its own. The forkserver reaps the worker when it ends (it warns of
+    a child it did not fork for a request: that warning is silenced in :func:`_main`)."""
+    from multiprocessing.connection import Client  # noqa: PLC0415 - lazy: this module's imports are its work
+
+    runner = os.getppid()
+    try:
+        conn = Client(address, family="AF_UNIX")
+    except OSError:   # the runner is gone or no longer waits: the workers forked at the end do the work
+        return
+    if os.fork() == 0:
+        code = 1
+        try:
+            if log is not None:
+                log.__exit__(None, None, None)
+            from harness.run.workers import early_main  # noqa: PLC0415 - imported already, in _preload
+
+            early_main(conn, runner)
+            code = 0
+        finally:
+            os._exit(code)
+    conn.close()
 
 
 def _main() -> None:
@@ -81,6 +116,8 @@ def _main() -> None:
     # under pyarrow, both of which handle a fork themselves). Python 3.12 warns at each fork of a
     # multi-threaded process; the warning would reach the terminal from here.
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
+    # the early worker is this process's child, not forked for a request: the forkserver reaps it all the same
+    warnings.filterwarnings("ignore", message=r"forkserver: waitpid returned unexpected pid")
     from harness.metric.vendor_env import quiet_vendors  # noqa: PLC0415 - imports nothing of a vendor
 
     quiet_vendors()

@@ -24,6 +24,7 @@ from harness.run.keyguard import confine_key
 from harness.run.progress import Progress
 from harness.run.rundir import RunLock, check_run_id
 from harness.run.spec import build_spec
+from harness.run.stages import import_rank
 from harness.run.vendorlog import VendorLog, log_path, offsets, summary
 from harness.store.repeats import finished as finished_repeats
 from harness.store.runstore import FINAL, RunStore, StoreWriteError
@@ -255,8 +256,9 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
         return got != (digests[case.id], classes[name].version)
 
     # metric by metric: those with no vendor stack to import first (the judge is kept busy while the
-    # vendor stacks import), then the others in the order their vendors import
-    by_import = sorted(classes, key=lambda n: callable(getattr(classes[n], "prepare", None)))
+    # vendor stacks import), then the others in the order their vendors import (the cheapest first, which the
+    # early worker of --workers N scores: harness.run.stages)
+    by_import = sorted(classes, key=lambda n: import_rank(classes[n]))
 
     def tasks():   # streamed to the workers, never a list of every cell
         for name in by_import:
@@ -341,7 +343,8 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
 
                 run_in_processes(spec, tasks(), workers, list(needed), on_done, batch=store.batch,
                                  on_ready=startup.append, pin=opts.pin_workers, here=here,
-                                 on_here=lambda facts: store.write_meta("overlap", facts))
+                                 on_here=lambda facts: store.write_meta("overlap", facts),
+                                 concurrency=here_spec.concurrency)
             else:
                 asyncio.run(run_in_process(spec, tasks(), list(needed), cache, on_done,
                                            on_ready=lambda facts: startup.append({**facts, "worker": 0})))

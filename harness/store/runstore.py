@@ -3,7 +3,9 @@
 Tables (``RunStore.open(path).cells()`` etc. return DataFrames):
 
 - ``meta``: the run spec as JSON (key ``spec``); each worker's start-up (key ``startup``: its vendor
-  imports, when they were ready, their wall and CPU seconds, the cores it ran on);
+  imports, when they were ready, their wall and CPU seconds, the cores it ran on; ``early``: the early worker of
+  ``--workers N``, forked with the cheap vendor stacks only); what the runner scored itself while the vendor
+  stacks imported (key ``overlap``);
 - ``cases``: every case of the run as a JSONL object of the case format, with its digest, so a
   report never needs the case file (which may have moved or changed since);
 - ``cells``: one row per (case, metric): status, score, reason, flags, detail, the ledger

@@ -49,7 +49,8 @@ def test_two_workers_give_the_store_one_process_gives_and_force_the_vendor_switc
     assert len(a[0]) == 32 and all(row[4] != "error" for row in a[0])
     assert a == b
     seen = [json.load(open(p)) for p in glob.glob(str(probes / "*.json"))]
-    assert len(seen) == 2, "each worker process made judge calls"
+    # each worker process made judge calls (and the early worker, with the Ragas and DeepEval stacks, most often)
+    assert len(seen) in (2, 3), seen
     for s in seen:
         assert s["env"] == forced()
         mods = s["modules"]

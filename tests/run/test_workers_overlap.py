@@ -203,26 +203,55 @@ def test_ctrl_c_while_the_forkserver_imports_keeps_the_cells_and_ends_every_proc
     assert len(cells) == 2 * N and all(s == "scored" for m, s, *_ in cells if m == "toy.gated")
 
 
-def test_the_lead_stops_at_the_first_vendor_cell_or_when_the_workers_start_and_loses_no_cell():
+def test_the_lead_stops_at_the_first_vendor_cell_when_the_workers_start_or_the_early_worker_comes():
     from harness.run.cellwork import CellTask
-    from harness.run.workers import _Lead
+    from harness.run.workers import _Lead, _Source
 
     def tasks(metrics):
         return [CellTask(None, m, str(i)) for i, m in enumerate(metrics)]
 
-    started = threading.Event()
-    all_ = tasks(["a", "a", "a", "v", "a", "v"])
-    lead = _Lead(all_, {"v"}, started)
+    every = ["a", "a", "a", "v", "a", "v"]
+    source = _Source(tasks(every))
+    lead = _Lead(source, {"v"}, threading.Event())
     assert [t.digest for t in lead] == ["0", "1", "2"] and lead.ended_by == "vendor cell"
-    assert [t.digest for t in lead.rest()] == ["3", "4", "5"]
+    assert [t.digest for t in source.rest()] == ["3", "4", "5"]   # the cell that ended it is first in line
 
-    lead = _Lead(all_, {"v"}, started)
-    here = []
-    for t in lead:
-        here.append(t.digest)
-        started.set()   # the workers are forked: the next cell is theirs
-    assert here == ["0"] and lead.ended_by == "workers"
-    assert [t.digest for t in lead.rest()] == ["1", "2", "3", "4", "5"]
+    for why in ("workers", "early worker"):
+        started, early = threading.Event(), threading.Event()
+        source = _Source(tasks(every))
+        lead, here = _Lead(source, {"v"}, started, early), []
+        for t in lead:
+            here.append(t.digest)
+            (started if why == "workers" else early).set()   # the next cell is theirs
+        assert here == ["0"] and lead.ended_by == why
+        assert [t.digest for t in source.rest()] == ["1", "2", "3", "4", "5"]
 
-    lead = _Lead(tasks(["a", "a"]), {"v"}, threading.Event())
-    assert len(list(lead)) == 2 and lead.ended_by == "cells" and list(lead.rest()) == []
+    source = _Source(tasks(["a", "a"]))
+    lead = _Lead(source, {"v"}, threading.Event())
+    assert len(list(lead)) == 2 and lead.ended_by == "cells" and list(source.rest()) == [] and source.empty()
+
+
+def test_the_source_hands_each_cell_once_in_order_to_takers_in_many_threads():
+    """The runner, the early worker's thread and the workers' feeder take from one source at once."""
+    from harness.run.cellwork import CellTask
+    from harness.run.workers import _Source
+
+    source = _Source(CellTask(None, "a" if i % 3 else "b", str(i)) for i in range(3000))
+    got: dict = {}
+
+    def take(name, accept):
+        mine = got.setdefault(name, [])
+        while (t := source.take(accept)) is not None or not source.empty():
+            if t is not None:
+                mine.append(int(t.digest))
+
+    threads = [threading.Thread(target=take, args=(i, None if i == 0 else (lambda t: t.metric == "a")))
+               for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    every = sorted(i for mine in got.values() for i in mine)
+    assert every == list(range(3000))                     # none lost, none twice
+    assert all(mine == sorted(mine) for mine in got.values())   # each taker sees the order kept
+    assert all(i % 3 for name, mine in got.items() if name for i in mine)   # a taker gets only what it accepts

@@ -1,0 +1,255 @@
+"""``--workers N``: the early worker. The forkserver imports the cheap vendor stacks first, forks a worker with
+them (:func:`harness.run.workers.early_main`) and imports the rest while that worker scores their cells.
+
+Proved by structure, not by time, with two metrics from a folder outside the repository (one entry point each):
+``toy.cheap``, whose vendor states a small import cost (the early stage), and ``toy.dear``, whose "vendor
+import" (run in the forkserver after the early fork) does not return until the run store holds every
+``toy.cheap`` cell. A run in which nothing scored the cheap cells before the forkserver's imports ended would
+never open that gate (the metric then says so in its cells, after a bound). Each cell records the process that
+scored it and the process its ``prepare`` ran in.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from tests.conftest import CANONICAL, ROOT
+
+N = 24   # canonical cases
+
+MODULE = '''
+"""Toy metrics with a cheap and a dear "vendor import" (tests/run/test_workers_early.py)."""
+import os
+import sqlite3
+import time
+
+from harness.core.records import CellResult
+from harness.metric.protocol import register
+
+STATE = {"prepared_in": None, "gate": None}
+
+
+def _stored(path, metric):
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT COUNT(*) FROM cells WHERE metric = ?", (metric,)).fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:   # not created yet
+        return 0
+
+
+class _Toy:
+    version = "1"
+    order = 99
+    higher_is_better = True
+    unit = "answer"
+    uses_judge = False
+    judge = "toy_early.metric:reply"
+
+    async def score(self, case, endpoint):
+        hold = os.environ.get("TOY_HOLD")
+        if hold and self.name == "toy.cheap":   # the kill test: the cell waits, named by the process holding it
+            open(os.path.join(hold, f"holding-{os.getpid()}"), "w").close()
+            while not os.path.exists(os.path.join(hold, "release")):
+                time.sleep(0.05)
+        return CellResult.scored(1.0, detail={"pid": os.getpid(), **STATE})
+
+
+@register
+class Cheap(_Toy):
+    name = short_name = "toy.cheap"
+    display_name = "Toy cheap"
+    vendor = "toycheap"
+    import_cpu_s = 0.1
+    definition = "Scores 1; its vendor stack is cheap to import (the early stage)."
+
+    @classmethod
+    def prepare(cls):
+        if STATE["prepared_in"] is None:
+            STATE["prepared_in"] = os.getpid()
+
+
+@register
+class Dear(_Toy):
+    name = short_name = "toy.dear"
+    display_name = "Toy dear"
+    vendor = "toydear"
+    import_cpu_s = 9.0
+    definition = "Scores 1; its vendor import waits until the run store holds every toy.cheap cell."
+
+    @classmethod
+    def prepare(cls):
+        if STATE["gate"] is not None:   # imported once per process (a fork inherits it)
+            return
+        gate = os.environ["TOY_GATE_DIR"]
+        open(os.path.join(gate, f"dear-{os.getpid()}"), "w").close()
+        want, deadline = int(os.environ["TOY_GATE_CELLS"]), time.monotonic() + float(os.environ["TOY_GATE_MAX_S"])
+        while time.monotonic() < deadline:    # waits for the store's state; the bound only ends a broken run
+            if _stored(os.environ["TOY_GATE_STORE"], "toy.cheap") >= want:
+                STATE["gate"] = "opened"
+                return
+            time.sleep(0.05)
+        STATE["gate"] = "timed out"
+
+
+def reply(req):
+    raise AssertionError("the toys ask no judge")
+'''
+
+
+@pytest.fixture()
+def toys(tmp_path):
+    """The toy distribution in a folder of its own, found through ``PYTHONPATH``."""
+    root = tmp_path / "site"
+    pkg = root / "toy_early"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "metric.py").write_text(textwrap.dedent(MODULE))
+    info = root / "toy_early-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-early\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[groundedness_harness.metrics]\ntoy.cheap = toy_early.metric:Cheap\n"
+                                           "toy.dear = toy_early.metric:Dear\n")
+    (tmp_path / "gate").mkdir()
+    (tmp_path / "hold").mkdir()
+    return root
+
+
+def _env(tmp_path, site, run_id: str, cells: int, max_s: float, hold: bool = False) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), ROOT]), "TOY_GATE_DIR": str(tmp_path / "gate"),
+           "TOY_GATE_STORE": str(tmp_path / "out" / run_id / "store.sqlite"), "TOY_GATE_CELLS": str(cells),
+           "TOY_GATE_MAX_S": str(max_s)}
+    env.pop("HARNESS_WORKERS", None)
+    env.pop("TOY_HOLD", None)
+    if hold:
+        env["TOY_HOLD"] = str(tmp_path / "hold")
+    return env
+
+
+def _cmd(tmp_path, run_id: str, *more: str) -> list[str]:
+    return [sys.executable, "-m", "harness", "run", "--cases", CANONICAL, "--metrics",
+            "inhouse.span,toy.dear,toy.cheap", "--out", str(tmp_path / "out"), "--run-id", run_id, "--no-report",
+            "--workers", "2", "--no-progress", *more]
+
+
+def _meta(store) -> dict:
+    with sqlite3.connect(store) as db:
+        return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta")}
+
+
+def _cells(store) -> list[tuple]:
+    with sqlite3.connect(store) as db:
+        return db.execute("SELECT metric, status, detail, finished FROM cells").fetchall()
+
+
+def _running(pid: int) -> bool:
+    """Is the process there and not a zombie?"""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def test_the_early_worker_scores_the_cheap_vendors_cells_while_the_forkserver_imports_the_rest(tmp_path, toys):
+    p = subprocess.run(_cmd(tmp_path, "e"), cwd=ROOT, env=_env(tmp_path, toys, "e", N, 300), capture_output=True,
+                       text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    store = tmp_path / "out" / "e" / "store.sqlite"
+    meta, cells = _meta(store), _cells(store)
+    workers = {w["worker"]: w for w in meta["startup"]}
+    assert sorted(workers) == [0, 1, 2], meta["startup"]   # the two workers and the early one (index 2)
+    early = workers[2]
+    assert early.get("early") is True and "preload" not in early
+    preload = workers[0]["preload"]
+    server = preload["pid"]
+    assert workers[1]["preload"]["pid"] == server and early["pid"] not in (server, workers[0]["pid"],
+                                                                           workers[1]["pid"])
+    # the forkserver imported the cheap stack first, then the dear one (the order of the import costs)
+    assert preload["metrics"] == ["toy.cheap", "toy.dear"] and not preload["failed"], preload
+
+    cheap = [json.loads(d) for m, s, d, _ in cells if m == "toy.cheap"]
+    dear = [json.loads(d) for m, s, d, _ in cells if m == "toy.dear"]
+    assert len(cheap) == len(dear) == N and sum(m == "inhouse.span" for m, *_ in cells) == N
+    # every cheap cell: in the early worker, its vendor imported once, in the forkserver before the fork
+    assert {c["pid"] for c in cheap} == {early["pid"]}, cheap[:2]
+    assert {c["prepared_in"] for c in cheap} == {server}
+    # the forkserver's dear import ended only once the store held every cheap cell: they were scored during it
+    assert {c["gate"] for c in dear} == {"opened"}
+    assert max(f for m, _, _, f in cells if m == "toy.cheap") <= preload["ready"]
+    assert os.listdir(tmp_path / "gate") == [f"dear-{server}"]   # the dear import ran in one process only
+    # the dear cells ran in the workers forked after it, never in the early worker nor the runner
+    assert {c["pid"] for c in dear} <= {workers[0]["pid"], workers[1]["pid"]}
+    assert meta["overlap"]["pid"] not in {c["pid"] for c in cheap + dear}
+    assert meta["overlap"]["ended_by"] in ("early worker", "vendor cell"), meta["overlap"]
+    assert "Traceback" not in p.stderr and "unexpected pid" not in p.stderr, p.stderr[-3000:]
+
+
+def _wait_for(what, p, err, limit: int = 60_000):
+    for _ in range(limit):   # waits for the state; the bound only ends a broken run
+        got = what()
+        if got:
+            return got
+        assert p.poll() is None, "".join(err)
+        time.sleep(0.01)
+    raise AssertionError("the state never came")
+
+
+def test_an_early_worker_that_dies_fails_the_run_with_a_message_and_a_rerun_finishes(tmp_path, toys):
+    env = _env(tmp_path, toys, "k", 10 ** 6, 600, hold=True)
+    p = subprocess.Popen(_cmd(tmp_path, "k"), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    err: list = []
+    threading.Thread(target=lambda: err.append(p.stderr.read()), daemon=True).start()
+    hold = tmp_path / "hold"
+    holding = _wait_for(lambda: [f for f in os.listdir(hold) if f.startswith("holding-")], p, err)
+    victim = int(holding[0].partition("-")[2])
+    os.kill(victim, signal.SIGKILL)
+    p.wait(300)
+    p.stdout.close()
+    _wait_for(lambda: err, p, [""]) if not err else None
+    assert p.returncode == 2, err
+    assert "the early worker process died" in err[0] and "same --run-id" in err[0], err[0][-3000:]
+    assert "Traceback" not in err[0], err[0][-3000:]
+    store = tmp_path / "out" / "k" / "store.sqlite"
+    assert not any(m == "toy.cheap" for m, *_ in _cells(store))   # it held every cheap cell it had: none stored
+
+    (hold / "release").touch()
+    again = subprocess.run(_cmd(tmp_path, "k"), cwd=ROOT, env=_env(tmp_path, toys, "k", 0, 60),
+                           capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
+    cells = _cells(store)
+    assert len(cells) == 3 * N and {s for m, s, *_ in cells if m.startswith("toy.")} == {"scored"}
+    assert "errored" not in {s for _, s, *_ in cells}
+
+
+def test_the_early_worker_ends_with_its_runner(tmp_path, toys):
+    """SIGKILL the runner alone while the early worker holds a cell: the early worker (not the runner's child)
+    notices and exits, and so does the forkserver."""
+    env = _env(tmp_path, toys, "r", 10 ** 6, 600, hold=True)
+    p = subprocess.Popen(_cmd(tmp_path, "r"), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, text=True)
+    hold = tmp_path / "hold"
+    holding = _wait_for(lambda: [f for f in os.listdir(hold) if f.startswith("holding-")], p, [""])
+    early = int(holding[0].partition("-")[2])
+    server = int(_wait_for(lambda: os.listdir(tmp_path / "gate"), p, [""])[0].partition("-")[2])
+    assert _running(early) and _running(server)
+    p.kill()
+    p.wait(60)
+    for _ in range(60_000):
+        if not _running(early) and not _running(server):
+            break
+        time.sleep(0.01)
+    assert not _running(early), "the early worker outlived its runner"
+    assert not _running(server), "the forkserver outlived its runner"
