@@ -292,6 +292,7 @@ class _Early:
         self.vendored, self.results_q, self.started, self.stop = vendored, results_q, started, stop
         self.connected = threading.Event()
         self.conn: Connection | None = None
+        self.held = 0   # cells sent to the worker and not back yet
         self.thread = threading.Thread(target=self._run, name="harness-early-worker", daemon=True)
 
     def _ours(self, task) -> bool:
@@ -317,14 +318,20 @@ class _Early:
                 kind, payload = conn.recv()
                 if kind == "want":
                     late = self.started.is_set() or self.stop.is_set()
-                    conn.send(None if late else self.source.take(self._ours))
+                    task = None if late else self.source.take(self._ours)
+                    conn.send(task)
+                    self.held += task is not None
                 elif kind == "exit":
                     return
                 else:
+                    self.held -= kind == "done"
                     self.results_q.put((kind, payload))
         except (EOFError, OSError) as e:
-            if not self.stop.is_set():
-                self.results_q.put(("error", f"the early worker process died ({type(e).__name__})"))
+            # a worker that dies holding cells fails the run (they are lost to it: a rerun computes them); one that
+            # held none loses nothing, and the workers take every cell
+            if self.held and not self.stop.is_set():
+                self.results_q.put(("error", f"the early worker process died holding {self.held} cell(s) "
+                                             f"({type(e).__name__})"))
         finally:
             if self.conn is not None:
                 self.conn.close()

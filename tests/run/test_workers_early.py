@@ -253,3 +253,77 @@ def test_the_early_worker_ends_with_its_runner(tmp_path, toys):
         time.sleep(0.01)
     assert not _running(early), "the early worker outlived its runner"
     assert not _running(server), "the forkserver outlived its runner"
+
+
+def _listening(tmp_path):
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(tmp_path / "early"))
+    sock.listen(1)
+    return sock
+
+
+@pytest.mark.parametrize("takes", [0, 1])
+def test_an_early_worker_that_dies_fails_the_run_only_if_it_held_cells(tmp_path, takes):
+    """The runner's end of the early worker (:class:`harness.run.workers._Early`) with a stand-in worker on the
+    other end of the socket: it asks for ``takes`` cells, then its connection breaks."""
+    import queue
+    from multiprocessing.connection import Client
+
+    from harness.run.cellwork import CellTask
+    from harness.run.workers import _Early, _Source
+
+    sock = _listening(tmp_path)
+    results: queue.Queue = queue.Queue()
+    source = _Source(CellTask(None, "v.cheap", str(i)) for i in range(5))
+    early = _Early(sock, source, "spec", ["v.cheap"], {"v.cheap"}, 2, results, threading.Event(), threading.Event())
+    early.thread.start()
+    conn = Client(str(tmp_path / "early"), family="AF_UNIX")
+    assert conn.recv() == ("spec", ["v.cheap"], 2)
+    for _ in range(takes):
+        conn.send(("want", None))
+        assert conn.recv().metric == "v.cheap"
+    conn.close()
+    early.thread.join()
+    got = [results.get_nowait() for _ in range(results.qsize())]
+    if takes:
+        assert got[0][0] == "error" and "died holding 1 cell" in got[0][1], got
+    else:
+        assert got == [("exit", 2)]   # nothing lost: the workers take every cell
+    assert got[-1] == ("exit", 2)
+    assert len(list(source.rest())) == 5 - takes
+    sock.close()
+
+
+def test_the_early_worker_gets_no_cell_once_the_workers_are_started(tmp_path):
+    import queue
+    from multiprocessing.connection import Client
+
+    from harness.run.cellwork import CellTask
+    from harness.run.workers import _Early, _Source
+
+    sock = _listening(tmp_path)
+    results: queue.Queue = queue.Queue()
+    started = threading.Event()
+    source = _Source(CellTask(None, m, str(i)) for i, m in enumerate(["free", "v.cheap", "v.dear", "v.cheap"]))
+    early = _Early(sock, source, "spec", ["free", "v.cheap"], {"v.cheap", "v.dear"}, 2, results, started,
+                   threading.Event())
+    early.thread.start()
+    conn = Client(str(tmp_path / "early"), family="AF_UNIX")
+    conn.recv()
+    taken = []
+    for _ in range(3):
+        conn.send(("want", None))
+        taken.append(conn.recv())
+    # a vendor-free cell and its own vendor's, then nothing: the next is a vendor it does not have
+    assert [t.digest for t in taken[:2]] == ["0", "1"] and taken[2] is None
+    conn.send(("done", "cell 0"))
+    started.set()
+    conn.send(("want", None))
+    assert conn.recv() is None
+    conn.send(("exit", 2))
+    early.thread.join()
+    assert [results.get_nowait() for _ in range(results.qsize())] == [("done", "cell 0"), ("exit", 2)]
+    assert [t.digest for t in source.rest()] == ["2", "3"]
+    sock.close()
