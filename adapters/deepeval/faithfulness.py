@@ -69,6 +69,7 @@ class DeepEvalFaithfulnessBase:
     version = "1"
     higher_is_better = True
     vendor = "deepeval"
+    import_cpu_s = 0.9   # its vendor stack's import (harness.run.stages)
     vendor_package = "deepeval"
     vendor_packages = ("deepeval", "openai")
     extra = "deepeval"

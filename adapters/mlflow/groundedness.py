@@ -94,6 +94,7 @@ class MlflowGroundedness:
     order = 62
     higher_is_better = True
     vendor = "mlflow"
+    import_cpu_s = 1.1   # its vendor stack's import (harness.run.stages)
     vendor_package = "mlflow-skinny"
     extra = "mlflow"
     requires = ("mlflow",)   # a top-level name: find_spec of "mlflow.genai" would import mlflow (and pandas)

@@ -59,6 +59,7 @@ class OpikHallucination:
     order = 61
     higher_is_better = False
     vendor = "opik"
+    import_cpu_s = 2.6   # its vendor stack's import (harness.run.stages)
     vendor_package = "opik"
     extra = "opik"
     requires = ("opik", "litellm")

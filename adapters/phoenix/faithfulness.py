@@ -67,6 +67,7 @@ class PhoenixFaithfulness:
     order = 60
     higher_is_better = True
     vendor = "phoenix"
+    import_cpu_s = 0.7   # its vendor stack's import (harness.run.stages)
     vendor_package = "arize-phoenix-evals"
     extra = "phoenix"
     requires = ("phoenix.evals",)

@@ -41,6 +41,7 @@ class RagasFaithfulness:
     order = 20
     higher_is_better = True
     vendor = "ragas"
+    import_cpu_s = 1.4   # its vendor stack's import (harness.run.stages)
     vendor_package = "ragas"
     vendor_packages = ("ragas", "langchain-core", "langchain-openai", "langchain-community", "instructor", "openai")
     extra = "ragas"

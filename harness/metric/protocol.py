@@ -98,7 +98,10 @@ class Metric(Protocol):
         """Score one case with the vendor's own code, all judge calls through ``endpoint``.
 
         A class may also define ``prepare()`` (a classmethod): the runner calls it once per process
-        before the first cell, to import the vendor stack.
+        before the first cell, to import the vendor stack; and then ``import_cpu_s`` (a float), the CPU seconds
+        that import adds to an interpreter that has the harness and the cheaper vendor stacks imported: the
+        workers' forkserver imports the cheapest first and forks an early worker with them
+        (:mod:`harness.run.stages`); a vendor without it is imported last.
         """
         ...
 

@@ -7,16 +7,12 @@ first and, once they are in (:func:`early_stage`), forks an *early worker* that 
 imports the rest (:func:`harness.run.workers.early_main`); the workers forked at the end take every other cell.
 The runner hands the cells out in the same order (:func:`import_rank`), so the early worker's cells come first.
 
-Each figure of :data:`IMPORT_CPU_S` is what a vendor's stack adds, in CPU seconds, imported after the engine and
-the vendors before it (measured on 2 cores, 2026-12-03, the vendor switches on, in this order: phoenix 0.73,
-deepeval 0.91, mlflow 1.07, trulens 1.96, ragas 1.43, opik 2.59; 8.9 s in all). A metric class may state its
-own (``import_cpu_s``: a vendor added by a folder of its own); a vendor with no figure is imported last and
-never by the early stage.
+A metric class states what importing its vendor stack costs (``import_cpu_s``: the CPU seconds it adds,
+imported after the engine and the cheaper vendors). Measured on 2 cores, 2026-12-03, the vendor switches on,
+in this order: phoenix 0.73, deepeval 0.91, mlflow 1.07, trulens 1.96, ragas 1.43, opik 2.59 (8.9 s in all;
+each adapter rounds its own figure). A vendor that states none is imported last and never by the early stage.
 """
 from __future__ import annotations
-
-IMPORT_CPU_S = {"phoenix": 0.7, "deepeval": 0.9, "mlflow": 1.1, "trulens": 2.0, "ragas": 1.4, "opik": 2.6}
-"""CPU seconds each vendor's stack adds, imported in this order (cheapest first)."""
 
 EARLY_CPU_S = 3.0
 """The early worker is forked once the vendors imported so far add up to at most this many CPU seconds: about the
@@ -30,9 +26,10 @@ def needs_import(cls) -> bool:
 
 
 def import_cpu_s(cls) -> float | None:
-    """What importing the metric's vendor stack costs, in CPU seconds (:data:`IMPORT_CPU_S`), or None: unknown."""
+    """What importing the metric's vendor stack costs, in CPU seconds (the class's ``import_cpu_s``), or None:
+    unknown."""
     own = getattr(cls, "import_cpu_s", None)
-    return float(own) if own is not None else IMPORT_CPU_S.get(getattr(cls, "vendor", None))
+    return float(own) if own is not None else None
 
 
 def import_rank(cls) -> tuple[int, float]:
@@ -41,11 +38,11 @@ def import_rank(cls) -> tuple[int, float]:
 
     >>> class Span: vendor = "inhouse"
     >>> class Opik:
-    ...     vendor = "opik"
+    ...     vendor, import_cpu_s = "opik", 2.6
     ...     @classmethod
     ...     def prepare(cls): pass
-    >>> class Phoenix(Opik): vendor = "phoenix"
-    >>> class Plugin(Opik): vendor = "toy"
+    >>> class Phoenix(Opik): vendor, import_cpu_s = "phoenix", 0.7
+    >>> class Plugin(Opik): vendor, import_cpu_s = "toy", None
     >>> [c.__name__ for c in sorted([Plugin, Opik, Span, Phoenix], key=import_rank)]
     ['Span', 'Phoenix', 'Opik', 'Plugin']
     """
@@ -61,12 +58,12 @@ def early_stage(classes: dict) -> list[str]:
     :data:`EARLY_CPU_S` together (one vendor at least). Empty when no vendor would be left to import after them (the
     workers would then be forked as early) or the first vendor's cost is unknown.
 
-    >>> def metric(vendor):
-    ...     return type(vendor, (), {"vendor": vendor, "prepare": classmethod(lambda cls: None)})
+    >>> def metric(vendor, cost=None):
+    ...     return type(vendor, (), {"vendor": vendor, "import_cpu_s": cost, "prepare": classmethod(lambda cls: None)})
     >>> span = type("span", (), {"vendor": "inhouse"})
-    >>> every = {"inhouse.span": span, "phoenix.f": metric("phoenix"), "deepeval.f": metric("deepeval"),
-    ...          "deepeval.p": metric("deepeval"), "mlflow.g": metric("mlflow"), "ragas.f": metric("ragas"),
-    ...          "opik.h": metric("opik")}
+    >>> every = {"inhouse.span": span, "phoenix.f": metric("phoenix", 0.7), "deepeval.f": metric("deepeval", 0.9),
+    ...          "deepeval.p": metric("deepeval", 0.9), "mlflow.g": metric("mlflow", 1.1),
+    ...          "ragas.f": metric("ragas", 1.4), "opik.h": metric("opik", 2.6)}
     >>> early_stage(every)
     ['phoenix.f', 'deepeval.f', 'deepeval.p', 'mlflow.g']
     >>> early_stage({"ragas.f": every["ragas.f"], "opik.h": every["opik.h"]})
