@@ -223,26 +223,25 @@ class _Source:
         self._head: list = []
         self._lock = threading.Lock()
 
+    def _next(self) -> bool:
+        """Is there a next cell (read into the head, under the lock)?"""
+        if not self._head:
+            try:
+                self._head.append(next(self._tasks))
+            except StopIteration:
+                return False
+        return True
+
     def take(self, accept=None):
         """The next cell, or None: none is left, or ``accept(cell)`` is false for it."""
         with self._lock:
-            if not self._head:
-                try:
-                    self._head.append(next(self._tasks))
-                except StopIteration:
-                    return None
-            if accept is not None and not accept(self._head[0]):
+            if not self._next() or (accept is not None and not accept(self._head[0])):
                 return None
             return self._head.pop()
 
     def empty(self) -> bool:
         with self._lock:
-            if not self._head:
-                try:
-                    self._head.append(next(self._tasks))
-                except StopIteration:
-                    return True
-            return False
+            return not self._next()
 
     def rest(self):
         """Every cell left, in order."""

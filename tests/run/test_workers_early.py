@@ -13,16 +13,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 
 import pytest
 
 from tests.conftest import CANONICAL, ROOT
+from tests.helpers import toydist as toys
 
 N = 24   # canonical cases
 
@@ -37,17 +36,7 @@ from harness.metric.protocol import register
 
 STATE = {"prepared_in": None, "gate": None}
 
-
-def _stored(path, metric):
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            return db.execute("SELECT COUNT(*) FROM cells WHERE metric = ?", (metric,)).fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:   # not created yet
-        return 0
-
+{STORED}
 
 class _Toy:
     version = "1"
@@ -94,13 +83,7 @@ class Dear(_Toy):
             return
         gate = os.environ["TOY_GATE_DIR"]
         open(os.path.join(gate, f"dear-{os.getpid()}"), "w").close()
-        want, deadline = int(os.environ["TOY_GATE_CELLS"]), time.monotonic() + float(os.environ["TOY_GATE_MAX_S"])
-        while time.monotonic() < deadline:    # waits for the store's state; the bound only ends a broken run
-            if _stored(os.environ["TOY_GATE_STORE"], "toy.cheap") >= want:
-                STATE["gate"] = "opened"
-                return
-            time.sleep(0.05)
-        STATE["gate"] = "timed out"
+        STATE["gate"] = _gate("toy.cheap")   # waits for the store's state
 
 
 def reply(req):
@@ -109,28 +92,17 @@ def reply(req):
 
 
 @pytest.fixture()
-def toys(tmp_path):
+def dist(tmp_path):
     """The toy distribution in a folder of its own, found through ``PYTHONPATH``."""
-    root = tmp_path / "site"
-    pkg = root / "toy_early"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "metric.py").write_text(textwrap.dedent(MODULE))
-    info = root / "toy_early-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-early\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[groundedness_harness.metrics]\ntoy.cheap = toy_early.metric:Cheap\n"
-                                           "toy.dear = toy_early.metric:Dear\n")
     (tmp_path / "gate").mkdir()
     (tmp_path / "hold").mkdir()
-    return root
+    return toys.write_dist(tmp_path / "site", "toy_early", MODULE.replace("{STORED}", toys.STORED),
+                           {"toy.cheap": "Cheap", "toy.dear": "Dear"})
 
 
 def _env(tmp_path, site, run_id: str, cells: int, max_s: float, hold: bool = False) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), ROOT]), "TOY_GATE_DIR": str(tmp_path / "gate"),
-           "TOY_GATE_STORE": str(tmp_path / "out" / run_id / "store.sqlite"), "TOY_GATE_CELLS": str(cells),
-           "TOY_GATE_MAX_S": str(max_s)}
-    env.pop("HARNESS_WORKERS", None)
+    env = toys.run_env(site, TOY_GATE_DIR=str(tmp_path / "gate"), TOY_GATE_CELLS=str(cells),
+                       TOY_GATE_MAX_S=str(max_s), TOY_GATE_STORE=str(tmp_path / "out" / run_id / "store.sqlite"))
     env.pop("TOY_HOLD", None)
     if hold:
         env["TOY_HOLD"] = str(tmp_path / "hold")
@@ -143,31 +115,12 @@ def _cmd(tmp_path, run_id: str, *more: str) -> list[str]:
             "--workers", "2", "--no-progress", *more]
 
 
-def _meta(store) -> dict:
-    with sqlite3.connect(store) as db:
-        return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta")}
-
-
-def _cells(store) -> list[tuple]:
-    with sqlite3.connect(store) as db:
-        return db.execute("SELECT metric, status, detail, finished FROM cells").fetchall()
-
-
-def _running(pid: int) -> bool:
-    """Is the process there and not a zombie?"""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rpartition(")")[2].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
-def test_the_early_worker_scores_the_cheap_vendors_cells_while_the_forkserver_imports_the_rest(tmp_path, toys):
-    p = subprocess.run(_cmd(tmp_path, "e"), cwd=ROOT, env=_env(tmp_path, toys, "e", N, 300), capture_output=True,
+def test_the_early_worker_scores_the_cheap_vendors_cells_while_the_forkserver_imports_the_rest(tmp_path, dist):
+    p = subprocess.run(_cmd(tmp_path, "e"), cwd=ROOT, env=_env(tmp_path, dist, "e", N, 300), capture_output=True,
                        text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     store = tmp_path / "out" / "e" / "store.sqlite"
-    meta, cells = _meta(store), _cells(store)
+    meta, cells = toys.meta(store), toys.cells(store)
     workers = {w["worker"]: w for w in meta["startup"]}
     assert sorted(workers) == [0, 1, 2], meta["startup"]   # the two workers and the early one (index 2)
     early = workers[2]
@@ -206,8 +159,8 @@ def _wait_for(what, p, err, limit: int = 60_000):
     raise AssertionError("the state never came")
 
 
-def test_an_early_worker_that_dies_fails_the_run_with_a_message_and_a_rerun_finishes(tmp_path, toys):
-    env = _env(tmp_path, toys, "k", 10 ** 6, 600, hold=True)
+def test_an_early_worker_that_dies_fails_the_run_with_a_message_and_a_rerun_finishes(tmp_path, dist):
+    env = _env(tmp_path, dist, "k", 10 ** 6, 600, hold=True)
     p = subprocess.Popen(_cmd(tmp_path, "k"), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     err: list = []
@@ -223,36 +176,36 @@ def test_an_early_worker_that_dies_fails_the_run_with_a_message_and_a_rerun_fini
     assert "the early worker process died" in err[0] and "same --run-id" in err[0], err[0][-3000:]
     assert "Traceback" not in err[0], err[0][-3000:]
     store = tmp_path / "out" / "k" / "store.sqlite"
-    assert not any(m == "toy.cheap" for m, *_ in _cells(store))   # it held every cheap cell it had: none stored
+    assert not any(m == "toy.cheap" for m, *_ in toys.cells(store))   # it held every cheap cell it had: none stored
 
     (hold / "release").touch()
-    again = subprocess.run(_cmd(tmp_path, "k"), cwd=ROOT, env=_env(tmp_path, toys, "k", 0, 60),
+    again = subprocess.run(_cmd(tmp_path, "k"), cwd=ROOT, env=_env(tmp_path, dist, "k", 0, 60),
                            capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-3000:]
-    cells = _cells(store)
+    cells = toys.cells(store)
     assert len(cells) == 3 * N and {s for m, s, *_ in cells if m.startswith("toy.")} == {"scored"}
     assert "errored" not in {s for _, s, *_ in cells}
 
 
-def test_the_early_worker_ends_with_its_runner(tmp_path, toys):
+def test_the_early_worker_ends_with_its_runner(tmp_path, dist):
     """SIGKILL the runner alone while the early worker holds a cell: the early worker (not the runner's child)
     notices and exits, and so does the forkserver."""
-    env = _env(tmp_path, toys, "r", 10 ** 6, 600, hold=True)
+    env = _env(tmp_path, dist, "r", 10 ** 6, 600, hold=True)
     p = subprocess.Popen(_cmd(tmp_path, "r"), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, text=True)
     hold = tmp_path / "hold"
     holding = _wait_for(lambda: [f for f in os.listdir(hold) if f.startswith("holding-")], p, [""])
     early = int(holding[0].partition("-")[2])
     server = int(_wait_for(lambda: os.listdir(tmp_path / "gate"), p, [""])[0].partition("-")[2])
-    assert _running(early) and _running(server)
+    assert toys.running(early) and toys.running(server)
     p.kill()
     p.wait(60)
     for _ in range(60_000):
-        if not _running(early) and not _running(server):
+        if not toys.running(early) and not toys.running(server):
             break
         time.sleep(0.01)
-    assert not _running(early), "the early worker outlived its runner"
-    assert not _running(server), "the forkserver outlived its runner"
+    assert not toys.running(early), "the early worker outlived its runner"
+    assert not toys.running(server), "the forkserver outlived its runner"
 
 
 def _listening(tmp_path):

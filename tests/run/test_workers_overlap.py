@@ -13,16 +13,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 
 import pytest
 
 from tests.conftest import CANONICAL, ROOT
+from tests.helpers import toydist as toys
 
 N = 24   # canonical cases
 
@@ -37,17 +36,7 @@ from harness.metric.protocol import register
 
 STATE = {"prepared_in": None, "gate": None}
 
-
-def _stored(path, metric):
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            return db.execute("SELECT COUNT(*) FROM cells WHERE metric = ?", (metric,)).fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:   # not created yet
-        return 0
-
+{STORED}
 
 @register
 class Gated:
@@ -70,13 +59,7 @@ class Gated:
         STATE["prepared_in"] = os.getpid()
         gate = os.environ["TOY_GATE_DIR"]
         open(os.path.join(gate, f"prepare-{os.getpid()}"), "w").close()
-        want, deadline = int(os.environ["TOY_GATE_CELLS"]), time.monotonic() + float(os.environ["TOY_GATE_MAX_S"])
-        while time.monotonic() < deadline:    # waits for the store's state; the bound only ends a broken run
-            if _stored(os.environ["TOY_GATE_STORE"], "inhouse.span") >= want:
-                STATE["gate"] = "opened"
-                return
-            time.sleep(0.05)
-        STATE["gate"] = "timed out"
+        STATE["gate"] = _gate("inhouse.span")   # waits for the store's state
 
     async def score(self, case, endpoint):
         return CellResult.scored(1.0, detail={"pid": os.getpid(), **STATE})
@@ -90,40 +73,19 @@ def reply(req):
 @pytest.fixture()
 def gated(tmp_path):
     """The toy distribution in a folder of its own, found through ``PYTHONPATH``."""
-    root = tmp_path / "site"
-    pkg = root / "toy_gated"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "metric.py").write_text(textwrap.dedent(MODULE))
-    info = root / "toy_gated-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-gated\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[groundedness_harness.metrics]\ntoy.gated = toy_gated.metric:Gated\n")
     (tmp_path / "gate").mkdir()
-    return root
+    return toys.write_dist(tmp_path / "site", "toy_gated", MODULE.replace("{STORED}", toys.STORED),
+                           {"toy.gated": "Gated"})
 
 
 def _env(tmp_path, site, run_id: str, cells: int, max_s: float) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), ROOT]), "TOY_GATE_DIR": str(tmp_path / "gate"),
-           "TOY_GATE_STORE": str(tmp_path / "out" / run_id / "store.sqlite"), "TOY_GATE_CELLS": str(cells),
-           "TOY_GATE_MAX_S": str(max_s)}
-    env.pop("HARNESS_WORKERS", None)
-    return env
+    return toys.run_env(site, TOY_GATE_DIR=str(tmp_path / "gate"), TOY_GATE_CELLS=str(cells),
+                        TOY_GATE_MAX_S=str(max_s), TOY_GATE_STORE=str(tmp_path / "out" / run_id / "store.sqlite"))
 
 
 def _cmd(tmp_path, run_id: str, *more: str) -> list[str]:
     return [sys.executable, "-m", "harness", "run", "--cases", CANONICAL, "--metrics", "inhouse.span,toy.gated",
             "--out", str(tmp_path / "out"), "--run-id", run_id, "--no-report", "--workers", "2", *more]
-
-
-def _meta(store) -> dict:
-    with sqlite3.connect(store) as db:
-        return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta")}
-
-
-def _cells(store) -> list[tuple]:
-    with sqlite3.connect(store) as db:
-        return db.execute("SELECT metric, status, detail, finished FROM cells").fetchall()
 
 
 def test_vendor_free_cells_are_scored_by_the_runner_while_the_forkserver_imports(tmp_path, gated):
@@ -133,7 +95,7 @@ def test_vendor_free_cells_are_scored_by_the_runner_while_the_forkserver_imports
     out, err = p.communicate(timeout=900)
     assert p.returncode == 0, err[-3000:]
     store = tmp_path / "out" / "o" / "store.sqlite"
-    meta, cells = _meta(store), _cells(store)
+    meta, cells = toys.meta(store), toys.cells(store)
     # the runner's own process scored every inhouse.span cell, then met the first vendor cell
     assert meta["overlap"]["pid"] == p.pid and meta["overlap"]["cells"] == N, meta["overlap"]
     assert meta["overlap"]["ended_by"] == "vendor cell"
@@ -156,15 +118,6 @@ def test_vendor_free_cells_are_scored_by_the_runner_while_the_forkserver_imports
     assert min(f for m, _, _, f in cells if m == "toy.gated") >= preload["ready"]
 
 
-def _running(pid: int) -> bool:
-    """Is the process there and not a zombie (an orphan may wait for a reaper that never comes)?"""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rpartition(")")[2].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
 def test_ctrl_c_while_the_forkserver_imports_keeps_the_cells_and_ends_every_process(tmp_path, gated):
     """Ctrl-C after the runner scored the vendor-free cells, the forkserver still in its import (its gate never
     opens in this run): the run ends with the resume message and no traceback, the forkserver ends with it, and a
@@ -176,30 +129,30 @@ def test_ctrl_c_while_the_forkserver_imports_keeps_the_cells_and_ends_every_proc
     threading.Thread(target=lambda: err.append(p.stderr.read()), daemon=True).start()
     store, gate = tmp_path / "out" / "c" / "store.sqlite", tmp_path / "gate"
     for _ in range(60_000):   # wait for the state: the forkserver in its import, every inhouse.span cell stored
-        if os.listdir(gate) and store.exists() and sum(m == "inhouse.span" for m, *_ in _cells(store)) == N:
+        if os.listdir(gate) and store.exists() and sum(m == "inhouse.span" for m, *_ in toys.cells(store)) == N:
             break
         assert p.poll() is None, "".join(err)
         time.sleep(0.01)
     server = int(os.listdir(gate)[0].partition("-")[2])
-    assert _running(server)
+    assert toys.running(server)
     p.send_signal(signal.SIGINT)
     p.wait(60)
     p.stdout.close()
     for _ in range(3000):
-        if not _running(server) and err:
+        if not toys.running(server) and err:
             break
         time.sleep(0.01)
     assert p.returncode == 1
     assert "harness: interrupted; finished cells are kept, rerun with the same --run-id to resume" in err[0]
     assert "Traceback" not in err[0], err[0][-3000:]
-    assert not _running(server), "the forkserver outlived its runner"
-    assert {m for m, *_ in _cells(store)} == {"inhouse.span"}
+    assert not toys.running(server), "the forkserver outlived its runner"
+    assert {m for m, *_ in toys.cells(store)} == {"inhouse.span"}
 
     again = subprocess.run(_cmd(tmp_path, "c"), cwd=ROOT, env=_env(tmp_path, gated, "c", 0, 60),
                            capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"resume: {N} finished cell(s) kept" in again.stderr, again.stderr
-    cells = _cells(store)
+    cells = toys.cells(store)
     assert len(cells) == 2 * N and all(s == "scored" for m, s, *_ in cells if m == "toy.gated")
 
 
