@@ -78,7 +78,7 @@ def _preload(raw: str) -> dict:
 
 def _fork_early(address: str, log) -> None:
     """Fork the early worker (:mod:`harness.run.stages`): a process with the vendor stacks imported so far that
-    scores their cells while this one imports the rest (:func:`harness.run.workers.early_main`).
+    scores their cells while this one imports the rest (:func:`harness.run.early.early_main`).
 
     Its connection to the runner is made here, before this process goes on: by the time the forkserver serves the
     runner (its imports done) the runner has it or knows none is coming. ``log``: the vendor log this process
@@ -96,7 +96,7 @@ def _fork_early(address: str, log) -> None:
         try:
             if log is not None:
                 log.__exit__(None, None, None)
-            from harness.run.workers import early_main  # noqa: PLC0415 - imported already, in _preload
+            from harness.run.early import early_main  # noqa: PLC0415 - imported already, in _preload
 
             early_main(conn, runner)
             code = 0

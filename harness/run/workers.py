@@ -19,7 +19,7 @@ vendor cell is only ever scored in a fork of the forkserver (never in a process 
 runner imports no vendor. The store's ``overlap`` fact says how many cells the runner scored, and when.
 
 The forkserver imports the cheapest vendor stacks first (:mod:`harness.run.stages`) and then forks an early
-worker with them (:func:`early_main`), connected to the runner over a socket of the run's own: it takes the
+worker with them (:func:`~harness.run.early.early_main`), connected to the runner over a socket of the run's own: it takes the
 cells from the runner (the vendor-free cells left, then those of its vendors, handed out next) while the
 forkserver imports the rest, and exits once the workers are forked and its cells are done. On the canonical set
 at 200 ms a call, 2 workers took 13.4 s instead of 16.9 s (0.91x of imports + judge-latency bound, was 1.17x).
@@ -42,11 +42,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import multiprocessing
 import multiprocessing as mp
 import os
 import queue
-import select
 import shutil
 import signal
 import socket
@@ -55,16 +53,17 @@ import tempfile
 import threading
 import time
 from dataclasses import replace
-from multiprocessing.connection import Connection, wait
 
-from harness.core.threads import plain_thread_pool
 from harness.metric import registry
 from harness.metric.vendor_env import quiet_vendors
 from harness.run.cellwork import CellWorker, WorkerFailed, usable_cores
+from harness.run.early import Early
+from harness.run.handout import Lead, Source
 from harness.run.stages import early_stage, import_rank
 from harness.run.vendorlog import VendorLog, log_path
+from harness.run.workerloop import exit_with_parent, serve
 
-__all__ = ["WorkerFailed", "default_workers", "early_main", "run_in_processes", "worker_cores", "worker_main"]
+__all__ = ["WorkerFailed", "default_workers", "run_in_processes", "worker_cores", "worker_main"]
 
 
 def default_workers() -> int:
@@ -160,7 +159,7 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
     ``here(cells)``: scores an iterable of cells in this process (the runner's in-process scorer, calling
     ``on_done`` itself). Given, and some of ``metrics`` have a vendor stack to import, the imports overlap with
     scoring: while the forkserver imports, this process scores the leading cells of the metrics that import
-    nothing (``tasks`` yields those first; :class:`_Lead`), and the workers take the rest once they are forked.
+    nothing (``tasks`` yields those first; :class:`~harness.run.handout.Lead`), and the workers take the rest once they are forked.
     Where the cheap vendor stacks can be imported first (:mod:`harness.run.stages`; ``tasks`` then yields their
     cells next), the forkserver forks an early worker with them and imports the rest: the early worker takes the
     cells from this process (``concurrency``: the cells it holds in flight, this process's own) until the
@@ -213,136 +212,6 @@ def needs_import(metric: str) -> bool:
         return False
 
 
-class _Source:
-    """The cells left to compute (the iterable ``tasks``, walked once, in order), shared by every process that
-    scores them: :meth:`take` hands out the next cell if the taker can score it, else nothing (the cell stays
-    first in line for the next taker: the order is kept). Thread-safe."""
-
-    def __init__(self, tasks):
-        self._tasks = iter(tasks)
-        self._head: list = []
-        self._lock = threading.Lock()
-
-    def _next(self) -> bool:
-        """Is there a next cell (read into the head, under the lock)?"""
-        if not self._head:
-            try:
-                self._head.append(next(self._tasks))
-            except StopIteration:
-                return False
-        return True
-
-    def take(self, accept=None):
-        """The next cell, or None: none is left, or ``accept(cell)`` is false for it."""
-        with self._lock:
-            if not self._next() or (accept is not None and not accept(self._head[0])):
-                return None
-            return self._head.pop()
-
-    def empty(self) -> bool:
-        with self._lock:
-            return not self._next()
-
-    def rest(self):
-        """Every cell left, in order."""
-        while (task := self.take()) is not None:
-            yield task
-
-
-class _Lead:
-    """The leading cells of ``source`` that this process may score while the workers are not forked yet:
-    cells of metrics outside ``vendored``, until the first cell of a vendored metric, until ``started`` is set
-    (the workers are forked) or until ``early`` is set (the early worker has come: it takes the cells from
-    there, within its share of ``--concurrency``). The cell that ended it stays first in line."""
-
-    def __init__(self, source: _Source, vendored: set, started: threading.Event, early: threading.Event | None = None):
-        self.source, self.vendored, self.started, self.early = source, vendored, started, early
-        self.count = 0
-        self.first = None
-        self.ended_by = "cells"
-
-    def _ours(self, task) -> bool:
-        return (task.metric not in self.vendored and not self.started.is_set()
-                and not (self.early is not None and self.early.is_set()))
-
-    def __iter__(self):
-        while (task := self.source.take(self._ours)) is not None:
-            self.count += 1
-            if self.first is None:
-                self.first = time.time()
-            yield task
-        self.ended_by = ("workers" if self.started.is_set() else
-                         "early worker" if self.early is not None and self.early.is_set() else
-                         "cells" if self.source.empty() else "vendor cell")
-
-
-class _Early:
-    """The runner's end of the early worker (:func:`early_main`), in a thread of its own: it waits for the
-    worker's connection (made by the forkserver, :func:`harness.run.preload._fork_early`, before its imports
-    end: once the workers are being forked it is there or none is coming), sends it the run's spec, answers each
-    of its requests for a cell with the next cell it can score (one of ``metrics``, until the workers are forked)
-    or with None, and puts what it sends back (finished cells, its start-up facts, an error) on the result
-    queue, which the runner drains as it does the workers'. Its last message there is ``("exit", index)``,
-    whatever happened."""
-
-    def __init__(self, sock: socket.socket, source: _Source, spec, metrics: list, vendored: set, index: int,
-                 results_q, started: threading.Event, stop: threading.Event):
-        self.sock, self.source, self.spec, self.metrics, self.index = sock, source, spec, metrics, index
-        self.vendored, self.results_q, self.started, self.stop = vendored, results_q, started, stop
-        self.connected = threading.Event()
-        self.conn: Connection | None = None
-        self.held = 0   # cells sent to the worker and not back yet
-        self.thread = threading.Thread(target=self._run, name="harness-early-worker", daemon=True)
-
-    def _ours(self, task) -> bool:
-        return task.metric in self.metrics or task.metric not in self.vendored
-
-    def _accept(self) -> Connection | None:
-        while not self.stop.is_set():
-            if select.select([self.sock], [], [], 0.2)[0]:
-                conn, _ = self.sock.accept()
-                return Connection(conn.detach())
-            if self.started.is_set() and not select.select([self.sock], [], [], 0)[0]:
-                return None   # the forkserver's imports are done and it made no connection: no early worker
-        return None
-
-    def _run(self) -> None:
-        try:
-            self.conn = conn = self._accept()
-            if conn is None:
-                return
-            self.connected.set()
-            conn.send((self.spec, self.metrics, self.index))
-            while True:
-                kind, payload = conn.recv()
-                if kind == "want":
-                    late = self.started.is_set() or self.stop.is_set()
-                    task = None if late else self.source.take(self._ours)
-                    conn.send(task)
-                    self.held += task is not None
-                elif kind == "exit":
-                    return
-                else:
-                    self.held -= kind == "done"
-                    self.results_q.put((kind, payload))
-        except (EOFError, OSError) as e:
-            # a worker that dies holding cells fails the run (they are lost to it: a rerun computes them); one that
-            # held none loses nothing, and the workers take every cell
-            if self.held and not self.stop.is_set():
-                self.results_q.put(("error", f"the early worker process died holding {self.held} cell(s) "
-                                             f"({type(e).__name__})"))
-        finally:
-            if self.conn is not None:
-                self.conn.close()
-            self.results_q.put(("exit", self.index))
-
-    def close(self) -> None:
-        """End the worker now (the run failed or was interrupted): its connection closes, and it exits."""
-        if self.conn is not None:
-            with contextlib.suppress(OSError):
-                self.conn.close()
-
-
 def _run_in_processes(ctx, abort, spec, tasks, n: int, metrics, on_done, batch, on_ready, pin: bool, here,
                       on_here, vendored: set, early_plan, concurrency: int | None = None) -> None:
     tasks_q = ctx.Queue(maxsize=max(2, 2 * n * spec.concurrency))
@@ -356,13 +225,13 @@ def _run_in_processes(ctx, abort, spec, tasks, n: int, metrics, on_done, batch, 
     state: dict = {}
     live: list = []          # the workers started so far
     failed_start: list = []
-    source = _Source(tasks)
+    source = Source(tasks)
     sock, early_metrics = early_plan
     early = None
     if sock is not None:
         # the runner's whole --concurrency (its own scoring's, which the early worker takes over), a worker's pace
         whole = replace(spec, concurrency=concurrency or spec.concurrency * n)
-        early = _Early(sock, source, whole, [m for m in metrics if m not in vendored] + early_metrics, vendored, n,
+        early = Early(sock, source, whole, [m for m in metrics if m not in vendored] + early_metrics, vendored, n,
                        results_q, started, stop)
         early.thread.start()
 
@@ -387,7 +256,7 @@ def _run_in_processes(ctx, abort, spec, tasks, n: int, metrics, on_done, batch, 
         else:
             starter = threading.Thread(target=start_all, name="harness-workers-start", daemon=True)
             starter.start()
-            lead = _Lead(source, vendored, started, early.connected if early is not None else None)
+            lead = Lead(source, vendored, started, early.connected if early is not None else None)
             began = time.time()
             here(lead)   # this process scores the cells that need no vendor while the forkserver imports
             if on_here is not None:
@@ -418,7 +287,7 @@ def _run_in_processes(ctx, abort, spec, tasks, n: int, metrics, on_done, batch, 
             early.thread.join(5)
 
 
-def _serve_workers(procs, source: _Source, tasks_q, results_q, on_done, batch, on_ready, stop, state, started,
+def _serve_workers(procs, source: Source, tasks_q, results_q, on_done, batch, on_ready, stop, state, started,
                    failed_start: list, extra: int = 0) -> None:
     """Hand each finished cell to ``on_done`` until every worker has exited, and once the workers are started
     (``started``; its message on ``results_q`` wakes this loop) feed them the cells left in ``source``.
@@ -573,7 +442,7 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
     # A cell finished as the runner went away must not print the queue's broken-pipe traceback onto the
     # terminal the runner shared (the runner says how to resume; this worker exits at once, below).
     results_q._ignore_epipe = True
-    threading.Thread(target=_exit_with_parent, args=(parent_pid,), name="harness-parent-watch", daemon=True).start()
+    threading.Thread(target=exit_with_parent, args=(parent_pid,), name="harness-parent-watch", daemon=True).start()
 
     vlog = VendorLog(log_path(spec.log_dir, index)) if spec.log_dir else contextlib.nullcontext()
     try:
@@ -582,7 +451,7 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
             preloaded = _preloaded()
             me = {"worker": index, "pid": os.getpid(), **preloaded}
             worker.prepare(metrics, on_ready=lambda facts: results_q.put(("ready", {**facts, **me})))
-            asyncio.run(_serve(worker, tasks_q, results_q))
+            asyncio.run(serve(worker, tasks_q, results_q))
             if worker.startup is None:   # out of cells before its vendors imported: it is in the record all the same
                 results_q.put(("ready", {**worker.startup_so_far(), **me}))
     except BaseException as e:  # noqa: BLE001 - reported to the runner, which fails the run
@@ -596,128 +465,9 @@ def worker_main(spec, metrics, tasks_q, results_q, index: int, parent_pid: int, 
     results_q.join_thread()
 
 
-def early_main(conn: Connection, runner_pid: int) -> None:
-    """The early worker, forked by the forkserver once the cheap vendor stacks are imported
-    (:func:`harness.run.preload._fork_early`): a worker like :func:`worker_main` that gets its cells one at a time
-    from the runner over ``conn`` (each request answered with one of the cells it may score, or None: no more for
-    it) and sends back what a worker puts on the result queue. It ends with its runner."""
-    threading.Thread(target=_exit_with_runner, args=(runner_pid,), name="harness-runner-watch", daemon=True).start()
-    link = _Link(conn)
-    spec, metrics, index = conn.recv()
-    vlog = VendorLog(log_path(spec.log_dir, index)) if spec.log_dir else contextlib.nullcontext()
-    try:
-        with vlog:
-            worker = CellWorker(spec, remote=True)
-            me = {"worker": index, "pid": os.getpid(), "early": True}
-            worker.prepare(metrics, on_ready=lambda facts: link.put(("ready", {**facts, **me})))
-            asyncio.run(_serve(worker, link, link))
-            if worker.startup is None:   # out of cells before its vendors imported
-                link.put(("ready", {**worker.startup_so_far(), **me}))
-    except BaseException as e:  # noqa: BLE001 - reported to the runner, which fails the run
-        msg = " ".join(str(e).split())[:300]
-        with contextlib.suppress(OSError):
-            link.put(("error", f"the early worker process failed: {type(e).__name__}: {msg}"))
-        raise
-    link.put(("exit", index))
-
-
-class _Link:
-    """The early worker's end of its connection, as the queues a worker reads and writes: :meth:`get` asks the
-    runner for a cell and waits for it (one reader), :meth:`put` sends (from any thread)."""
-
-    def __init__(self, conn: Connection):
-        self.conn = conn
-        self.lock = threading.Lock()
-
-    def put(self, item) -> None:
-        with self.lock:
-            self.conn.send(item)
-
-    def get_nowait(self):
-        raise queue.Empty   # every cell is asked for
-
-    def get(self):
-        self.put(("want", None))
-        return self.conn.recv()
-
-
-def _exit_with_runner(pid: int) -> None:
-    """End this process the moment the runner is gone (the early worker is not the runner's child: it watches the
-    runner's process id, through a pidfd where the kernel has them)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):   # pragma: no cover - Linux before 5.3, macOS
-        fd = None
-    if fd is not None:
-        if _alive(pid):
-            select.select([fd], [], [])
-        os._exit(3)
-    while _alive(pid):   # pragma: no cover - as above
-        time.sleep(1.0)
-    os._exit(3)
-
-
 def _preloaded() -> dict:
     """``{"preload": facts}`` when this worker is a fork of the run's forkserver (its vendor imports were done
     there, once for every worker: :data:`harness.run.preload.FACTS`); else ``{}``."""
     mod = sys.modules.get("harness.run.preload")
     facts = getattr(mod, "FACTS", None)
     return {"preload": dict(facts)} if facts else {}
-
-
-async def _serve(worker, tasks_q, results_q) -> None:
-
-    await worker.start()
-    loop = asyncio.get_running_loop()
-    reader = plain_thread_pool(1, "harness-cells-in")
-    slots = asyncio.Semaphore(max(1, worker.spec.concurrency))
-    running: set = set()
-
-    async def one(task):
-        try:
-            results_q.put(("done", await worker.score(task)))
-        finally:
-            slots.release()
-
-    try:
-        while True:
-            await slots.acquire()
-            try:      # a task already waiting is taken here; only an empty queue costs a thread hop
-                task = tasks_q.get_nowait()
-            except queue.Empty:
-                task = await loop.run_in_executor(reader, tasks_q.get)
-            if task is None:
-                break
-            t = asyncio.create_task(one(task))
-            running.add(t)
-            t.add_done_callback(running.discard)
-        if running:
-            await asyncio.gather(*running)
-    finally:
-        reader.shutdown(wait=False)
-        await worker.close()
-
-
-def _exit_with_parent(parent_pid: int) -> None:
-    """End this worker the moment its runner is gone (killed, or ended by Ctrl-C): the runner's
-    process sentinel becomes ready then; the parent id is checked too, as a fallback."""
-
-    parent = multiprocessing.parent_process()
-    first = os.getppid()   # the runner (spawned) or the forkserver (which ends with the runner)
-    while True:
-        if parent is not None:
-            wait([parent.sentinel], timeout=1.0)
-        else:  # pragma: no cover - a spawned or forkserver worker always has one
-            time.sleep(1.0)
-        if os.getppid() != first or (parent is not None and not parent.is_alive()) or not _alive(parent_pid):
-            os._exit(3)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:   # it exists, owned by another user
-        return True
-    return True

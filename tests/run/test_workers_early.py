@@ -1,5 +1,5 @@
 """``--workers N``: the early worker. The forkserver imports the cheap vendor stacks first, forks a worker with
-them (:func:`harness.run.workers.early_main`) and imports the rest while that worker scores their cells.
+them (:func:`harness.run.early.early_main`) and imports the rest while that worker scores their cells.
 
 Proved by structure, not by time, with two metrics from a folder outside the repository (one entry point each):
 ``toy.cheap``, whose vendor states a small import cost (the early stage), and ``toy.dear``, whose "vendor
@@ -219,18 +219,19 @@ def _listening(tmp_path):
 
 @pytest.mark.parametrize("takes", [0, 1])
 def test_an_early_worker_that_dies_fails_the_run_only_if_it_held_cells(tmp_path, takes):
-    """The runner's end of the early worker (:class:`harness.run.workers._Early`) with a stand-in worker on the
+    """The runner's end of the early worker (:class:`harness.run.early.Early`) with a stand-in worker on the
     other end of the socket: it asks for ``takes`` cells, then its connection breaks."""
     import queue
     from multiprocessing.connection import Client
 
     from harness.run.cellwork import CellTask
-    from harness.run.workers import _Early, _Source
+    from harness.run.early import Early
+    from harness.run.handout import Source
 
     sock = _listening(tmp_path)
     results: queue.Queue = queue.Queue()
-    source = _Source(CellTask(None, "v.cheap", str(i)) for i in range(5))
-    early = _Early(sock, source, "spec", ["v.cheap"], {"v.cheap"}, 2, results, threading.Event(), threading.Event())
+    source = Source(CellTask(None, "v.cheap", str(i)) for i in range(5))
+    early = Early(sock, source, "spec", ["v.cheap"], {"v.cheap"}, 2, results, threading.Event(), threading.Event())
     early.thread.start()
     conn = Client(str(tmp_path / "early"), family="AF_UNIX")
     assert conn.recv() == ("spec", ["v.cheap"], 2)
@@ -254,13 +255,14 @@ def test_the_early_worker_gets_no_cell_once_the_workers_are_started(tmp_path):
     from multiprocessing.connection import Client
 
     from harness.run.cellwork import CellTask
-    from harness.run.workers import _Early, _Source
+    from harness.run.early import Early
+    from harness.run.handout import Source
 
     sock = _listening(tmp_path)
     results: queue.Queue = queue.Queue()
     started = threading.Event()
-    source = _Source(CellTask(None, m, str(i)) for i, m in enumerate(["free", "v.cheap", "v.dear", "v.cheap"]))
-    early = _Early(sock, source, "spec", ["free", "v.cheap"], {"v.cheap", "v.dear"}, 2, results, started,
+    source = Source(CellTask(None, m, str(i)) for i, m in enumerate(["free", "v.cheap", "v.dear", "v.cheap"]))
+    early = Early(sock, source, "spec", ["free", "v.cheap"], {"v.cheap", "v.dear"}, 2, results, started,
                    threading.Event())
     early.thread.start()
     conn = Client(str(tmp_path / "early"), family="AF_UNIX")

@@ -158,38 +158,38 @@ def test_ctrl_c_while_the_forkserver_imports_keeps_the_cells_and_ends_every_proc
 
 def test_the_lead_stops_at_the_first_vendor_cell_when_the_workers_start_or_the_early_worker_comes():
     from harness.run.cellwork import CellTask
-    from harness.run.workers import _Lead, _Source
+    from harness.run.handout import Lead, Source
 
     def tasks(metrics):
         return [CellTask(None, m, str(i)) for i, m in enumerate(metrics)]
 
     every = ["a", "a", "a", "v", "a", "v"]
-    source = _Source(tasks(every))
-    lead = _Lead(source, {"v"}, threading.Event())
+    source = Source(tasks(every))
+    lead = Lead(source, {"v"}, threading.Event())
     assert [t.digest for t in lead] == ["0", "1", "2"] and lead.ended_by == "vendor cell"
     assert [t.digest for t in source.rest()] == ["3", "4", "5"]   # the cell that ended it is first in line
 
     for why in ("workers", "early worker"):
         started, early = threading.Event(), threading.Event()
-        source = _Source(tasks(every))
-        lead, here = _Lead(source, {"v"}, started, early), []
+        source = Source(tasks(every))
+        lead, here = Lead(source, {"v"}, started, early), []
         for t in lead:
             here.append(t.digest)
             (started if why == "workers" else early).set()   # the next cell is theirs
         assert here == ["0"] and lead.ended_by == why
         assert [t.digest for t in source.rest()] == ["1", "2", "3", "4", "5"]
 
-    source = _Source(tasks(["a", "a"]))
-    lead = _Lead(source, {"v"}, threading.Event())
+    source = Source(tasks(["a", "a"]))
+    lead = Lead(source, {"v"}, threading.Event())
     assert len(list(lead)) == 2 and lead.ended_by == "cells" and list(source.rest()) == [] and source.empty()
 
 
 def test_the_source_hands_each_cell_once_in_order_to_takers_in_many_threads():
     """The runner, the early worker's thread and the workers' feeder take from one source at once."""
     from harness.run.cellwork import CellTask
-    from harness.run.workers import _Source
+    from harness.run.handout import Source
 
-    source = _Source(CellTask(None, "a" if i % 3 else "b", str(i)) for i in range(3000))
+    source = Source(CellTask(None, "a" if i % 3 else "b", str(i)) for i in range(3000))
     got: dict = {}
 
     def take(name, accept):
