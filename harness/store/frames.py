@@ -57,25 +57,65 @@ def read_table(db, table: str):
     >>> df.equals(pd.read_sql_query("SELECT * FROM t", db))
     True
     """
-    import numpy as np  # noqa: PLC0415 - lazy: with pandas, only when a report reads a run
-    import pandas as pd  # noqa: PLC0415 - lazy: pandas costs ~0.5 s to import
+    if arrow_text() is None:
+        return pd_read(db, table)
+    names, columns = table_columns(db, table)
+    got = frame_of(columns, declared_types(db, table)) if columns else None
+    return got if got is not None else pd_read(db, table)
 
-    try:   # a pandas whose text is not pyarrow's (pandas 2 in Azure's own venv, without pyarrow): pandas reads it
-        import pyarrow as pa  # noqa: PLC0415 - lazy: as pandas
 
-        text = pd.StringDtype("pyarrow", na_value=np.nan)
-    except (ImportError, TypeError):
-        return pd.read_sql_query(f"SELECT * FROM {table}", db)
-    if pd.Series(["x"]).dtype != text:
-        return pd.read_sql_query(f"SELECT * FROM {table}", db)
+def table_columns(db, table: str) -> tuple[list[str], dict[str, tuple]]:
+    """The store's table ``table`` as sqlite3 reads it, column by column: (column names, name -> its values in
+    table order, NULL as None); ``{}`` for an empty table. One read of the table serves both a DataFrame
+    (:func:`frame_of`) and a caller that wants the plain values (the report's units and cells), which would
+    otherwise have to take them back out of the DataFrame one column at a time."""
     cur = db.execute(f"SELECT * FROM {table}")
     names = [d[0] for d in cur.description]
     rows = cur.fetchall()
-    if not rows:   # an empty table
-        return pd.read_sql_query(f"SELECT * FROM {table}", db)
-    declared = {r[1]: str(r[2]).upper() for r in db.execute(f"PRAGMA table_info({table})")}
+    return names, (dict(zip(names, zip(*rows))) if rows else {})
+
+
+def declared_types(db, table: str) -> dict[str, str]:
+    """Column name -> its declared type, upper case (``TEXT``, ``INTEGER``, ``REAL``)."""
+    return {r[1]: str(r[2]).upper() for r in db.execute(f"PRAGMA table_info({table})")}
+
+
+def pd_read(db, table: str):
+    """pandas' own reading of the table (what :func:`read_table` gives the same as)."""
+    import pandas as pd  # noqa: PLC0415 - lazy: pandas costs ~0.5 s to import
+
+    return pd.read_sql_query(f"SELECT * FROM {table}", db)
+
+
+def arrow_text():
+    """pandas' pyarrow-backed text dtype (NaN for a missing value) when it is this pandas' text, else None (pandas 2
+    in Azure's own venv, without pyarrow: pandas reads the tables itself)."""
+    import numpy as np  # noqa: PLC0415 - lazy: with pandas, only when a report reads a run
+    import pandas as pd  # noqa: PLC0415 - lazy: pandas costs ~0.5 s to import
+
+    try:
+        import pyarrow  # noqa: F401, PLC0415 - lazy: as pandas
+
+        text = pd.StringDtype("pyarrow", na_value=np.nan)
+    except (ImportError, TypeError):
+        return None
+    return text if pd.Series(["x"]).dtype == text else None
+
+
+def frame_of(columns: dict[str, tuple], declared: dict[str, str]):
+    """The DataFrame :func:`read_table` gives, from the table's columns (:func:`table_columns`, not empty) and
+    declared types (:func:`declared_types`); None where pandas' own reading is needed (a pandas whose text is not
+    pyarrow's, a column mixing text and numbers or holding bytes)."""
+    import numpy as np  # noqa: PLC0415 - lazy: with pandas, only when a report reads a run
+    import pandas as pd  # noqa: PLC0415 - lazy: pandas costs ~0.5 s to import
+
+    text = arrow_text()
+    if text is None:
+        return None
+    import pyarrow as pa  # noqa: PLC0415 - lazy: as pandas
+
     out = {}
-    for name, col in zip(names, zip(*rows)):
+    for name, col in columns.items():
         if declared.get(name) == "TEXT":   # text affinity: str or NULL (a blob fails here and goes to pandas)
             try:
                 out[name] = pd.arrays.ArrowStringArray(pa.array(col, type=pa.large_string()), dtype=text)
@@ -83,7 +123,7 @@ def read_table(db, table: str):
                     out[name] = pd.Series(col, dtype=object)
                 continue
             except (pa.ArrowException, TypeError, ValueError):
-                return pd.read_sql_query(f"SELECT * FROM {table}", db)
+                return None
         kinds = set(map(type, col))
         none = type(None) in kinds
         kinds.discard(type(None))
@@ -96,5 +136,5 @@ def read_table(db, table: str):
         elif kinds <= {int, float}:
             out[name] = np.array(col, dtype=np.float64)   # None reads as NaN
         else:   # text and numbers in one column, or bytes: pandas' own reading
-            return pd.read_sql_query(f"SELECT * FROM {table}", db)
+            return None
     return pd.DataFrame(out, copy=False)

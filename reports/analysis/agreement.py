@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.core.spans import overlaps
 from harness.reports.analysis import agreement_stats as A
+from harness.reports.analysis import matrix
+from harness.reports.analysis.alignment import located_units
 from harness.reports.analysis.intervals import honest, honest_auroc
 from harness.reports.analysis.orient import oriented
 
@@ -127,21 +128,23 @@ def compute(data, resamples: int = A.RESAMPLES) -> list[MetricAgreement]:
     labelled = [cid for cid in data.case_ids if cid in data.cases and is_labelled(data.cases[cid])]
     claims = {cid: data.cases[cid].judged_claims() for cid in labelled}   # read once for every metric and target
     truth = {t: {cid: any(c.label in labels for c in claims[cid]) for cid in labelled} for t, labels in TARGETS.items()}
+    cells, located = matrix.build(data), located_units(data)   # every case and metric, missing cells included
     out = []
     for m in data.metrics:
         excluded: dict[str, int] = {}
         ids, scores = [], []
         for cid in labelled:
-            cell = data.cell(cid, m)
-            status = "missing" if cell is None else cell.status
+            cell = cells[(cid, m)]
+            status = cell.status
             if status != "scored":
                 excluded[status] = excluded.get(status, 0) + 1
                 continue
             ids.append(cid)
-            scores.append(oriented(data.info[m].scale, float(cell.score)))   # lower-is-better scores turned round
+            scores.append(oriented(data.info[m].scale, cell.score))   # lower-is-better scores turned round
         top = _top(data, m)
         answers = {t: figures([truth[t][c] for c in ids], scores, top, resamples) for t in TARGETS}
-        out.append(MetricAgreement(m, len(labelled), excluded, answers, _claim_level(data, m, ids, resamples, claims)))
+        out.append(MetricAgreement(m, len(labelled), excluded, answers,
+                                   _claim_level(data, m, ids, resamples, claims, located.get(m, {}))))
     return out
 
 
@@ -150,23 +153,21 @@ def _top(data, metric: str) -> float:
     return data.info[metric].scale[1]
 
 
-def _claim_level(data, metric: str, ids: list[str], resamples: int, claims: dict | None = None) -> dict[str, Figures]:
+def _claim_level(data, metric: str, ids: list[str], resamples: int, claims: dict | None = None,
+                 by_case: dict | None = None) -> dict[str, Figures]:
     """Claim-level figures of a metric on cases ``ids``; ``claims``: case id -> its judged claims, when the caller
-    has them."""
+    has them; ``by_case``: the metric's :func:`located_units`, when the caller has them."""
 
-    u = data.units[data.units["metric"] == metric]
-    located = u[u["span_start"].notna() & ~u["kind"].isin(WHOLE)]
-    if not len(located):
+    if by_case is None:
+        by_case = located_units(data).get(metric, {})
+    if not by_case:
         return {}
-    by_case: dict[str, list] = {}
-    for cid, start, end, verdict in zip(*[located[c].tolist() for c in ("case_id", "span_start", "span_end",
-                                                                         "verdict")]):
-        by_case.setdefault(cid, []).append(((int(start), int(end)), str(verdict)))
     judged, missing = [], 0   # (the claim's label, a unit on it is unsupported), in case and claim order
     for cid in ids:
         units = by_case.get(cid, [])
         for claim in (claims[cid] if claims is not None else data.cases[cid].judged_claims()):
-            hits = [v for sp, v in units if overlaps(sp, claim.answer_span)]
+            cs, ce = claim.answer_span
+            hits = [v for s, e, v in units if s < ce and cs < e]   # overlaps((s, e), claim.answer_span), inlined
             if not hits:
                 missing += 1
                 continue

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 
 from harness.core.spans import overlaps, sentence_spans
+from harness.reports.analysis.data import unit_columns
 
 WHOLE = ("answer", "judge")
 """Unit kinds that judge the whole answer at once."""
@@ -70,34 +71,86 @@ class Row:
         return {str(m.unit.raw_verdict) for m in self.marks.get(metric, [])}
 
 
+UNIT_COLUMNS = ("metric", "idx", "text", "verdict", "raw_verdict", "kind", "span_start", "span_end", "reason")
+"""The columns of the store's ``units`` table a :class:`Unit` is made from."""
+
+
 def units_from_frame(df) -> list[Unit]:
     """Units from the store's ``units`` DataFrame rows (any number of cases/metrics)."""
+    return units_from_columns({c: df[c].tolist() for c in UNIT_COLUMNS})
+
+
+def units_from_columns(cols: dict) -> list[Unit]:
+    """Units from the ``units`` table's columns (name -> values in row order; NULL as None or NaN).
+
+    >>> units_from_columns({"metric": ["m"], "idx": [0], "text": ["t"], "verdict": ["supported"], "raw_verdict": [1],
+    ...                     "kind": ["claim"], "span_start": [2], "span_end": [None], "reason": [float("nan")]})
+    [Unit(metric='m', index=0, text='t', verdict='supported', raw_verdict='1', kind='claim', span=None, reason=None)]
+    >>> units_from_columns({c: [v] for c, v in zip(UNIT_COLUMNS, ("m", 1, "t", "v", "r", "k", 0, 4, "why"))}) == [
+    ...     Unit("m", 1, "t", "v", "r", "k", (0, 4), "why")]
+    True
+    """
     out = []
-    cols = [df[c].tolist() for c in ("metric", "idx", "text", "verdict", "raw_verdict", "kind", "span_start",
-                                     "span_end", "reason")]
-    for metric, idx, text, verdict, raw, kind, start, end, reason in zip(*cols):
+    new, put = object.__new__, object.__setattr__   # each Unit made as its __init__ would make it, field by field
+    for metric, idx, text, verdict, raw, kind, start, end, reason in zip(*[cols[c] for c in UNIT_COLUMNS]):
         span = None
-        if start is not None and not _nan(start) and not _nan(end):
+        if start is not None and end is not None and not _nan(start) and not _nan(end):
             span = (int(start), int(end))
-        out.append(Unit(metric, int(idx), str(text), str(verdict), str(raw), str(kind), span,
-                        reason if isinstance(reason, str) else None))
+        u = new(Unit)   # the frozen dataclass's own __init__ sets its 8 fields one call at a time: 2x slower here
+        put(u, "__dict__", {"metric": metric, "index": int(idx), "text": str(text), "verdict": str(verdict),
+                            "raw_verdict": str(raw), "kind": str(kind), "span": span,
+                            "reason": reason if isinstance(reason, str) else None})
+        out.append(u)
     return out
 
 
 def units_by_case(data) -> dict[str, list[Unit]]:
     """case id -> the units of the run's table on that case (in table order); read once per loaded run (the
-    divergences and the case browser both align every case they show)."""
+    divergences, the case browser and the agreement all read them), from the table's columns
+    (:func:`harness.reports.analysis.data.unit_columns`)."""
+    source = _source(data)
     kept = getattr(data, "_units_by_case", None)
-    if kept is not None and kept[0] is data.units:
+    if kept is not None and kept[0] is source:
         return kept[1]
+    cols = unit_columns(data)
     by_case: dict[str, list[Unit]] = {}
-    for u, cid in zip(units_from_frame(data.units), data.units["case_id"].tolist()):
+    for u, cid in zip(units_from_columns(cols), cols["case_id"]):
         by_case.setdefault(cid, []).append(u)
     try:
-        data._units_by_case = (data.units, by_case)
+        data._units_by_case = (source, by_case)
     except AttributeError:   # a read-only stand-in: read again next time
         pass
     return by_case
+
+
+def located_units(data) -> dict[str, dict[str, list[tuple[int, int, str]]]]:
+    """metric -> case id -> (span start, span end, verdict) of the metric's units that are located in the answer and
+    not about the whole answer (kinds in ``WHOLE``), in table order, as :func:`units_by_case` has them: read off the
+    table's columns once for every metric (the agreement's claim level and the citation probe read them), rather
+    than by filtering the whole units table once per metric and reader."""
+    source = _source(data)
+    kept = getattr(data, "_located_units", None)
+    if kept is not None and kept[0] is source:
+        return kept[1]
+    cols = unit_columns(data)
+    out: dict[str, dict[str, list]] = {}
+    for cid, metric, kind, start, end, verdict in zip(*[cols[c] for c in ("case_id", "metric", "kind", "span_start",
+                                                                         "span_end", "verdict")]):
+        if start is None or end is None or _nan(start) or _nan(end) or str(kind) in WHOLE:
+            continue
+        out.setdefault(metric, {}).setdefault(cid, []).append((int(start), int(end), str(verdict)))
+    try:
+        data._located_units = (source, out)
+    except AttributeError:   # a read-only stand-in: read again next time
+        pass
+    return out
+
+
+def _source(data):
+    """What the run's units are read from: the store's columns :func:`harness.reports.analysis.data.load_run` kept,
+    else the units table (the key of what is kept read from them)."""
+    kept = getattr(data, "__dict__", {}).get("_units_columns")
+    return kept if kept is not None else data.units
 
 
 def _nan(v) -> bool:

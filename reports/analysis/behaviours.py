@@ -250,14 +250,15 @@ def showing(cases) -> dict[str, list]:
 
 
 def answers(cells: dict, metric: str, cases, units=None, shown: dict | None = None, *,
-            span: tuple[float, float, bool]) -> list[Answer]:
+            span: tuple[float, float, bool], claims: dict | None = None) -> list[Answer]:
     """Every probe some case of ``cases`` (Case objects, in run order) shows, answered for ``metric``; ``units`` (the
     run's units table) lets a probe about one claim read the metric's own verdict on it (:attr:`Probe.by_units`);
     ``shown``: :func:`showing` of ``cases``, when the caller has it already; ``span``: the metric's recorded
-    (bottom, top, higher_is_better)."""
+    (bottom, top, higher_is_better); ``claims``: :func:`claim_units` of the metric (or the metric's located units
+    by case, which give the same answers), when the caller has them (``units`` is then not read)."""
     shown = showing(cases) if shown is None else shown
     out = []
-    claims = None   # the metric's claim-level units by case, read on the first probe that needs them
+    # the metric's claim-level units by case (claims), read on the first probe that needs them
     for p in PROBES:
         mine = []
         for c in shown[p.key]:

@@ -17,7 +17,7 @@ from harness.core.records import Case
 from harness.core.runspec import RunSpec
 from harness.core.vocab import CELL_STATUSES
 from harness.metric.facts import MetricFacts
-from harness.store.frames import read_table
+from harness.store.frames import declared_types, frame_of, pd_read, read_table, table_columns
 from harness.store.repeats import all_cells
 from harness.store.runstore import RunStore
 
@@ -35,7 +35,9 @@ class RunData:
     cells: object
     """DataFrame of cells; ``flags`` parsed to lists."""
     units: object
-    """DataFrame of per-unit verdicts; ``quotes`` parsed to lists of dicts."""
+    """DataFrame of per-unit verdicts; ``quotes`` parsed to lists of dicts. :func:`load_run` builds it when it is
+    first read (a report reads the units through :func:`unit_columns`, and at 100,000 cases the DataFrame of
+    1.5 million units costs seconds it does not need)."""
     calls: object
     """DataFrame of judge requests."""
     metrics: list[str]
@@ -66,11 +68,59 @@ class RunData:
 
     def cell(self, case_id: str, metric: str):
         """The cell row (a pandas Series) or None."""
-        key = (case_id, metric)
-        return self._index.get(key)
+        if self._index is None:   # indexed when first asked (a report reads its cells through matrix.build)
+            self._index = {(r.case_id, r.metric): r for r in rows(self.cells)}
+        return self._index.get((case_id, metric))
 
     def __post_init__(self):
-        self._index = {(r.case_id, r.metric): r for r in rows(self.cells)}
+        self._index = None
+        for name in LAZY:
+            if isinstance(self.__dict__.get(name), Later):   # read on first use (__getattr__)
+                self.__dict__.setdefault("_later", {})[name] = self.__dict__.pop(name)
+
+    def __getattr__(self, name: str):
+        later = self.__dict__.get("_later", {}).pop(name, None)
+        if later is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = later.make()
+        object.__setattr__(self, name, value)
+        return value
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in LAZY:   # another table than the one loaded: the columns kept from the store no longer say it
+            self.__dict__.pop(f"_{name}_columns", None)
+            self.__dict__.get("_later", {}).pop(name, None)
+        object.__setattr__(self, name, value)
+
+
+LAZY = ("cells", "units")
+"""The RunData fields :func:`load_run` may hand over as a :class:`Later`, and whose store columns it keeps."""
+
+
+@dataclass(frozen=True)
+class Later:
+    """A RunData field's value, made when the field is first read."""
+
+    make: object
+    """Called with no argument: the value."""
+
+
+def unit_columns(data) -> dict:
+    """Column name -> values (a sequence, in table order) of the run's units table: the columns as the store gave
+    them (NULL as None) while ``data.units`` is the table :func:`load_run` read, else those of ``data.units``
+    (a table set since, or a stand-in): no DataFrame built, or taken apart again, to read the units. ``quotes``
+    is the stored JSON text in the store's columns, the parsed lists in the DataFrame's."""
+    kept = getattr(data, "__dict__", {}).get("_units_columns")
+    if kept is not None:
+        return kept
+    return {c: data.units[c].tolist() for c in data.units.columns}
+
+
+def cell_columns(data) -> dict | None:
+    """Column name -> values of the run's cells (``case_id``, ``metric``, ``status``, ``score``, ``reason`` as the
+    store gave them, NULL as None; ``flags`` parsed, the same lists as ``data.cells``) while ``data.cells`` is the
+    table :func:`load_run` read; None otherwise (read ``data.cell``)."""
+    return getattr(data, "__dict__", {}).get("_cells_columns")
 
 
 def rows(df):
@@ -115,25 +165,60 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
     store = RunStore.open(path)
     try:
         spec = store.spec()
-        cells, units, calls = (read_table(store.db, t) for t in ("cells", "units", "calls"))
+        (_, cols), (_, ucols) = (table_columns(store.db, t) for t in ("cells", "units"))
+        cells = _frame(store.db, "cells", cols)
+        utypes = declared_types(store.db, "units")
+        units = Later(lambda: _units_frame(path, ucols, utypes)) if ucols else _quotes(pd_read(store.db, "units"))
+        calls = read_table(store.db, "calls")
         recorded = store.metric_facts()
         stored = store.case_objects()
         every = all_cells(store) if _has_repeats(store) else None
     finally:
         store.close()
     _known_statuses(path, cells)
-    cells["flags"] = _parsed(cells["flags"])
-    units["quotes"] = _parsed(units["quotes"])
-    metrics, info = metric_facts(spec, cells["metric"], recorded)
+    flags = cells["flags"] = _parsed(cells["flags"])
+    ids = cols["case_id"] if cols else cells["case_id"].tolist()
+    metrics, info = metric_facts(spec, cols["metric"] if cols else cells["metric"], recorded)
     if stored and cases_path is None:
-        cases, order, note = _stored_cases(stored, cells)
+        cases, order, note = _stored_cases(stored, cells, cols)
     else:
         cases, order, note = _cases(spec, cells, cases_path)
-    seen = list(dict.fromkeys(cells["case_id"].tolist()))
+    seen = list(dict.fromkeys(ids))
     seen_set, order_set = set(seen), set(order)
     case_ids = [c for c in order if c in seen_set] + [c for c in seen if c not in order_set]
-    return RunData(os.path.dirname(os.path.abspath(path)), spec, cells, units, calls, metrics, info,
+    data = RunData(os.path.dirname(os.path.abspath(path)), spec, cells, units, calls, metrics, info,
                    case_ids, cases, note, every)
+    if cols:   # what matrix.build reads, kept as the store gave it (the rest is in the DataFrame only)
+        kept = {c: cols[c] for c in ("case_id", "metric", "status", "score", "reason")}
+        data.__dict__["_cells_columns"] = {**kept, "flags": flags}
+    if ucols:
+        data.__dict__["_units_columns"] = ucols
+    return data
+
+
+def _frame(db, table: str, cols: dict):
+    """The table's DataFrame as :func:`harness.store.frames.read_table` gives it, from columns read already."""
+    got = frame_of(cols, declared_types(db, table)) if cols else None
+    return got if got is not None else pd_read(db, table)
+
+
+def _units_frame(path: str, cols: dict, types: dict):
+    """The units DataFrame of the store at ``path`` (read again only where pandas must read it itself), its
+    ``quotes`` parsed."""
+    units = frame_of(cols, types)
+    if units is None:
+        store = RunStore.open(path)
+        try:
+            units = pd_read(store.db, "units")
+        finally:
+            store.close()
+    return _quotes(units)
+
+
+def _quotes(units):
+    """``units`` with its ``quotes`` parsed (:func:`_parsed`)."""
+    units["quotes"] = _parsed(units["quotes"])
+    return units
 
 
 def _has_repeats(store) -> bool:
@@ -237,9 +322,10 @@ def _case_file(spec: dict, cases_path: str | None) -> str | None:
     return None
 
 
-def _stored_cases(stored, cells) -> tuple[dict[str, Case], list[str], str | None]:
+def _stored_cases(stored, cells, cols: dict | None = None) -> tuple[dict[str, Case], list[str], str | None]:
 
-    digests = dict(zip(cells["case_id"].tolist(), cells["case_digest"].tolist()))
+    digests = dict(zip(cols["case_id"], cols["case_digest"]) if cols else
+                   zip(cells["case_id"].tolist(), cells["case_digest"].tolist()))
     kept = {}
     for cid, digest, obj in stored:
         if digests.get(cid, digest) == digest:

@@ -3,7 +3,10 @@ verbatim in the context (the adapters record the check on every quote: ``verbati
 null when nothing was checked)."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+
+from harness.reports.analysis.data import unit_columns
 
 
 @dataclass
@@ -28,13 +31,23 @@ def shares(data) -> list[EvidenceShare]:
 
     A metric none of whose quotes carries a check is left out: it does not quote evidence.
     """
+    cols = unit_columns(data)
+    quoted: dict[str, list] = {}   # metric -> (case id, its quotes) of the units with quotes, in table order
+    memo: dict[str, list] = {}   # each distinct stored text parsed once ([] most of all)
+    for m, cid, quotes in zip(cols["metric"], cols["case_id"], cols["quotes"]):
+        if isinstance(quotes, str):   # the stored JSON text (a stand-in's table may hold parsed lists)
+            got = memo.get(quotes)
+            if got is None:
+                got = memo[quotes] = json.loads(quotes)
+            quotes = got
+        if quotes:
+            quoted.setdefault(m, []).append((cid, quotes))
     out = []
     for m in data.metrics:
-        u = data.units[data.units["metric"] == m]
         checked = verbatim = 0
         bad: list[tuple[str, str]] = []
-        for cid, quotes in zip(u["case_id"].tolist(), u["quotes"].tolist()):
-            for q in quotes or []:
+        for cid, quotes in quoted.get(m, ()):
+            for q in quotes:
                 v = q.get("verbatim")
                 if v is None:
                     continue

@@ -11,6 +11,7 @@ import json
 import os
 from dataclasses import dataclass
 
+from harness.reports.analysis.alignment import located_units
 from harness.reports.analysis.behaviours import BY_KEY, PROBES, answers, showing
 
 CARDS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cards")
@@ -39,12 +40,12 @@ def from_run(data, cells) -> dict[str, dict[str, Fact]]:
     """metric -> probe key -> fact, from the run's own cells (probes no case of the run shows are absent)."""
     cases = [data.cases[c] for c in data.case_ids if c in data.cases]
     shown = showing(cases)
+    located = located_units(data)   # the citation probe's units, read once for every metric
     out: dict[str, dict[str, Fact]] = {}
     for m in data.metrics:
         mine = {}
-        for a in answers(cells, m, cases, data.units, shown, span=data.info[m].scale):
-            scored = [c for c in a.case_ids if getattr(cells.get((c, m)), "status", "missing") != "missing"]
-            if scored:
+        for a in answers(cells, m, cases, None, shown, span=data.info[m].scale, claims=located.get(m, {})):
+            if any(getattr(cells.get((c, m)), "status", "missing") != "missing" for c in a.case_ids):
                 mine[a.probe.key] = Fact(a.probe.key, a.answer, a.value, a.case_ids, "run")
         out[m] = mine
     return out

@@ -8,6 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.core import vocab
+from harness.reports.analysis.data import cell_columns
+
+NAN = float("nan")
 
 
 @dataclass(frozen=True)
@@ -43,21 +46,34 @@ def build(data) -> dict[tuple[str, str], Cell]:
     kept = getattr(data, "_matrix_cells", None)
     if kept is not None:
         return kept
+    cols = cell_columns(data)
+    if cols is not None:   # the cells as the store gave them (no row objects made for a million cells)
+        rows = dict(zip(zip(cols["case_id"], cols["metric"]),
+                        zip(cols["status"], cols["score"], cols["reason"], cols["flags"])))
+        cell = lambda cid, m: rows.get((cid, m))  # noqa: E731
+    else:
+        cell = lambda cid, m: _row(data, cid, m)  # noqa: E731
     out = {}
     for cid in data.case_ids:
         for m in data.metrics:
-            r = data.cell(cid, m)
+            r = cell(cid, m)
             if r is None:
                 out[(cid, m)] = Cell("missing", None)
                 continue
-            score = float(r.score) if r.status == "scored" else None
-            reason = r.reason if isinstance(r.reason, str) else None
-            out[(cid, m)] = Cell(r.status, score, tuple(r.flags), reason)
+            status, score, reason, flags = r
+            score = (NAN if score is None else float(score)) if status == "scored" else None
+            out[(cid, m)] = Cell(status, score, tuple(flags), reason if isinstance(reason, str) else None)
     try:
         data._matrix_cells = out
     except AttributeError:   # a read-only stand-in: build again next time
         pass
     return out
+
+
+def _row(data, case_id: str, metric: str) -> tuple | None:
+    """(status, score, reason, flags) of the cell ``data.cell`` gives, or None."""
+    r = data.cell(case_id, metric)
+    return None if r is None else (r.status, r.score, r.reason, r.flags)
 
 
 def legend() -> list[tuple[str, str, str]]:
