@@ -258,15 +258,32 @@ def answers(cells: dict, metric: str, cases, units=None, shown: dict | None = No
     by case, which give the same answers), when the caller has them (``units`` is then not read)."""
     shown = showing(cases) if shown is None else shown
     out = []
-    # the metric's claim-level units by case (claims), read on the first probe that needs them
-    for p in PROBES:
-        mine = []
-        for c in shown[p.key]:
-            a = answer(p, cells.get((c.id, metric)), c.id, span)
-            if p.by_units and a.answer in ("yes", "no") and claims is None:
-                claims = claim_units(units, metric)
-            said = by_units(p, c, metric, claims) if a.answer in ("yes", "no") else None
-            mine.append(a if said is None else Answer(a.probe, said, a.value, a.reason, a.flags, a.case_ids))
-        if mine:
-            out.append(combine(mine))
+    for p in PROBES:   # as combine() of each case's answer() (by_units() where it says), one cell's answer reused
+        group = shown[p.key]
+        if not group:
+            continue
+        memo: dict = {}   # cell -> answer() of it without a case (a large run has a few distinct cells per metric)
+        said, values, ids, first = set(), [], [], None
+        for c in group:
+            cell = cells.get((c.id, metric))
+            try:
+                a = memo.get(cell)
+                if a is None:
+                    a = memo[cell] = answer(p, cell, "", span)
+            except TypeError:   # an unhashable stand-in for a cell
+                a = answer(p, cell, "", span)
+            word = a.answer
+            if p.by_units and word in ("yes", "no"):
+                if claims is None:   # the metric's claim-level units by case, read on the first probe needing them
+                    claims = claim_units(units, metric)
+                word = by_units(p, c, metric, claims) or word
+            if first is None:
+                first = (word, a)
+            said.add(word)
+            values.append(a.value)
+            if c.id:
+                ids.append(c.id)
+        word, a = first
+        out.append(Answer(p, word if len(said) == 1 else "mixed", a.value if len(group) == 1 else " / ".join(values),
+                          a.reason, a.flags, tuple(ids)))
     return out

@@ -117,9 +117,10 @@ def find(data, threshold: float = DEFAULT_THRESHOLD) -> list[Divergence]:
     by_case = units_by_case(data)
     out = []
     compared = spread_metrics(data)
+    scales = {m: data.info[m].scale for m in compared}
     for pos, cid in enumerate(data.case_ids):
-        scores = {m: cells[(cid, m)].score for m in compared if cells[(cid, m)].status == "scored"}
-        s = spread({m: unit(data.info[m].scale, v) for m, v in scores.items()})   # on one scale, 1 = grounded
+        scores = {m: c.score for m in compared if (c := cells[(cid, m)]).status == "scored"}
+        s = spread({m: unit(scales[m], v) for m, v in scores.items()})   # on one scale, 1 = grounded
         if s is None or s[0] < threshold - 1e-9:
             continue
         s = (s[0], (s[1][0], scores[s[1][0]]), (s[2][0], scores[s[2][0]]))   # shown as each metric scored it

@@ -92,10 +92,10 @@ def honest(ci: dict, truth, pred) -> dict:
     >>> [round(x, 2) for x in honest({"kappa": (1.0, 1.0)}, t, t)["kappa"]]
     [0.68, 1.0]
     """
-    t, p = [bool(x) for x in truth], [bool(x) for x in pred]
-    tp = sum(a and b for a, b in zip(t, p))
-    fp = sum(b and not a for a, b in zip(t, p))
-    fn = sum(a and not b for a, b in zip(t, p))
+    import numpy as np  # noqa: PLC0415 - lazy: numpy costs ~0.1 s to import
+
+    t, p = np.asarray(truth, dtype=bool), np.asarray(pred, dtype=bool)   # counted whole (100,000 answers each)
+    tp, fp, fn = int((t & p).sum()), int((p & ~t).sum()), int((t & ~p).sum())
     tn = len(t) - tp - fp - fn
     counts = confusion_intervals(tp, fp, fn, tn)
     return {k: widen(v, counts[k]) if k in counts else v for k, v in ci.items()}
