@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from harness.cases.load import CaseFileError, case_digest, load_cases, parse_case
 from harness.core.records import Case
@@ -102,7 +103,8 @@ class Later:
     """A RunData field's value, made when the field is first read."""
 
     make: object
-    """Called with no argument: the value."""
+    """Called with no argument: the value (a ``functools.partial`` of a module's function, so that a RunData not
+    read yet still pickles)."""
 
 
 def unit_columns(data) -> dict:
@@ -168,7 +170,7 @@ def load_run(run: str, out: str = "reports/out", cases_path: str | None = None) 
         (_, cols), (_, ucols) = (table_columns(store.db, t) for t in ("cells", "units"))
         cells = _frame(store.db, "cells", cols)
         utypes = declared_types(store.db, "units")
-        units = Later(lambda: _units_frame(path, ucols, utypes)) if ucols else _quotes(pd_read(store.db, "units"))
+        units = Later(partial(_units_frame, path, ucols, utypes)) if ucols else _quotes(pd_read(store.db, "units"))
         calls = read_table(store.db, "calls")
         recorded = store.metric_facts()
         stored = store.case_objects()

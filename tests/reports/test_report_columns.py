@@ -79,3 +79,11 @@ def test_a_table_set_after_loading_is_the_one_read(run_dir):
     some = data.case_ids[0]
     data.units = data.units[data.units["case_id"] == some]
     assert list(alignment.units_by_case(data)) == [some]
+
+
+def test_a_run_not_read_yet_pickles(run_dir):
+    import pickle
+
+    data = load_run(run_dir)
+    again = pickle.loads(pickle.dumps(data))
+    assert "units" not in data.__dict__ and again.units.equals(data.units)
