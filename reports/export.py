@@ -12,8 +12,10 @@ Reads the store only; never re-scores.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -128,7 +130,15 @@ def to_mlflow(run_dir: str, store_path: str, tracking_dir: str,
     The same harness run always maps to the same MLflow run: it is found by its tag ``harness.run_id``
     in the experiment. An export of rows already exported (same ``harness.rows_digest``) changes nothing;
     a run that grew since (a resumed run) gets its table replaced, its metrics logged again and any new
-    params added."""
+    params added.
+
+    MLflow prints its own "View run ... at: URL" lines when a run ends (to a tracking server): they go to stderr,
+    with the command's other notes, so that stdout says only what the export did."""
+    with contextlib.redirect_stdout(sys.stderr):
+        return _to_mlflow(run_dir, store_path, tracking_dir, experiment)
+
+
+def _to_mlflow(run_dir: str, store_path: str, tracking_dir: str, experiment: str) -> tuple[str, str, str]:
     try:
         from mlflow.tracking import MlflowClient  # noqa: PLC0415 - lazy: optional extra
     except ImportError:

@@ -68,7 +68,7 @@ class RunData:
         return self.run_spec.is_reference
 
     def cell(self, case_id: str, metric: str):
-        """The cell row (a pandas Series) or None."""
+        """The cell row (a named tuple of the cells table's columns, as :func:`rows` gives it) or None."""
         if self._index is None:   # indexed when first asked (a report reads its cells through matrix.build)
             self._index = {(r.case_id, r.metric): r for r in rows(self.cells)}
         return self._index.get((case_id, metric))

@@ -111,6 +111,7 @@ def exported(server, tmp_path_factory):
                            env={**os.environ, **QUIET, "MLFLOW_TRACKING_URI": server})
         assert r.returncode == 0, r.stderr[-3000:]
         ids[name] = re.search(r"mlflow: run (\w+) \(new\)", r.stdout).group(1)
+        assert "View run" not in r.stdout and "View run" in r.stderr, (r.stdout, r.stderr[-2000:])   # MLflow's own
     status, body = _get(server + "/api/2.0/mlflow/experiments/get-by-name?" +
                         urllib.parse.urlencode({"experiment_name": "groundedness-harness"}))
     assert status == 200, body
