@@ -35,6 +35,7 @@ class Early:
         self.connected = threading.Event()
         self.conn: Connection | None = None
         self.held = 0   # cells sent to the worker and not back yet
+        self._closing = threading.Lock()
         self.thread = threading.Thread(target=self._run, name="harness-early-worker", daemon=True)
 
     def _ours(self, task) -> bool:
@@ -75,15 +76,21 @@ class Early:
                 self.results_q.put(("error", f"the early worker process died holding {self.held} cell(s) "
                                              f"({type(e).__name__})"))
         finally:
-            if self.conn is not None:
-                self.conn.close()
+            with self._closing:
+                if self.conn is not None:
+                    self.conn.close()
             self.results_q.put(("exit", self.index))
 
     def close(self) -> None:
-        """End the worker now (the run failed or was interrupted): its connection closes, and it exits."""
-        if self.conn is not None:
+        """End the worker now (the run failed or was interrupted): the connection is shut down, so the worker and
+        this end's thread both see it end; the thread alone closes it (a descriptor closed twice, from two
+        threads, could close another file opened between the two)."""
+        with self._closing:
+            if self.conn is None or self.conn.closed:
+                return
             with contextlib.suppress(OSError):
-                self.conn.close()
+                with socket.socket(fileno=os.dup(self.conn.fileno())) as s:
+                    s.shutdown(socket.SHUT_RDWR)
 
 
 def early_main(conn: Connection, runner_pid: int) -> None:

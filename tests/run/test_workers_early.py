@@ -283,3 +283,37 @@ def test_the_early_worker_gets_no_cell_once_the_workers_are_started(tmp_path):
     assert [results.get_nowait() for _ in range(results.qsize())] == [("done", "cell 0"), ("exit", 2)]
     assert [t.digest for t in source.rest()] == ["2", "3"]
     sock.close()
+
+
+def test_closing_the_runners_end_ends_the_worker_and_the_thread_closes_the_connection_once(tmp_path, monkeypatch):
+    """The run fails while the early worker holds cells: :meth:`Early.close` (the runner's thread) shuts the
+    connection down, the worker's end sees it end, and the thread that reads it closes it, once, raising nothing."""
+    import queue
+    from multiprocessing.connection import Client
+
+    from harness.run.cellwork import CellTask
+    from harness.run.early import Early
+    from harness.run.handout import Source
+
+    raised: list = []
+    monkeypatch.setattr(threading, "excepthook", raised.append)
+    sock = _listening(tmp_path)
+    results: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    early = Early(sock, Source(CellTask(None, "v.cheap", str(i)) for i in range(5)), "spec", ["v.cheap"],
+                  {"v.cheap"}, 2, results, threading.Event(), stop)
+    early.thread.start()
+    conn = Client(str(tmp_path / "early"), family="AF_UNIX")
+    conn.recv()
+    conn.send(("want", None))
+    assert conn.recv().digest == "0"          # the worker holds a cell; the thread waits for what it sends next
+    stop.set()
+    early.close()
+    with pytest.raises(EOFError):             # the worker's end: the runner is gone
+        conn.recv()
+    early.thread.join()
+    assert early.conn.closed and raised == []
+    assert [results.get_nowait() for _ in range(results.qsize())] == [("exit", 2)]   # stopped: no error of its own
+    early.close()                              # again, after the thread closed it: nothing happens
+    conn.close()
+    sock.close()
