@@ -39,15 +39,21 @@ DEVIATIONS = """Deviations from stock use (each with its reason):
   loop closes and the run never exits; the handler, the request and the reply are unchanged.
 - LiteLLM gets the cell's `AsyncOpenAI` client (`client=`) besides `api_base`. Reason: every call must
   reach the cell's gateway URL over the run's connection pool; LiteLLM's request is unchanged.
+- Batch mode only (`--judge-batch`): the model gets `timeout=` the cell's client timeout (which covers the
+  batch's wait, up to 25 h) instead of Opik's own 60 s read timeout, which would end every call of a batch that
+  takes longer. Outside batch mode Opik keeps its own.
 """
 
 
 def make_model(endpoint: Endpoint):
-    """Opik's LiteLLM judge model on the cell's URL (imports opik: call lazily)."""
+    """Opik's LiteLLM judge model on the cell's URL (imports opik: call lazily). In batch mode
+    (``endpoint.batched``) its calls get the cell's client timeout, which covers the batch's wait, instead of
+    Opik's own 60 s read timeout (``timeout``, a documented completion argument of the model; see the card)."""
     from opik.evaluation.models import LiteLLMChatModel
 
+    batch = {"timeout": endpoint.timeout_s} if endpoint.batched else {}
     return LiteLLMChatModel(model_name=f"openai/{endpoint.model}", api_base=endpoint.base_url,
-                            api_key=endpoint.api_key, track=False, client=endpoint.async_openai())
+                            api_key=endpoint.api_key, track=False, client=endpoint.async_openai(), **batch)
 
 
 @register

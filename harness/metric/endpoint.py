@@ -38,6 +38,10 @@ class Endpoint:
     """Placeholder; never a real key."""
     timeout_s: float = 600.0
     """Client-side timeout; the gateway enforces its own per-call timeout upstream."""
+    batched: bool = False
+    """The judge is reached through its provider's batch API (``--judge-batch``): a call may wait hours for its
+    batch, and ``timeout_s`` has grown by as long. An adapter whose vendor sets a shorter timeout of its own on
+    each call gives it this one instead (a named client setting, never a change to the request)."""
     pool: Any = dataclasses.field(default=None, compare=False, repr=False)
     """The runner's shared HTTP connection pools (``harness.metric.http.Pools``); None builds private ones."""
 

@@ -379,7 +379,8 @@ async def run_cell(gateway, cls, run_id: str, case: Case, name: str, model: str,
     flight settle, and the cell's ledger and call records are taken. Returns (result, ledger, calls)."""
 
 
-    endpoint = Endpoint(gateway.cell_url(run_id, case.id, name), model, timeout_s=client_timeout_s, pool=pools)
+    endpoint = Endpoint(gateway.cell_url(run_id, case.id, name), model, timeout_s=client_timeout_s, pool=pools,
+                        batched=bool(getattr(gateway, "batched", False)))
     gateway.budgets.open(Cell(run_id, case.id, name), cell_timeout_s)   # every judge call ends by then
     result = await score_cell(cls, case, endpoint, cell_timeout_s + CELL_GRACE_S,
                               lambda: gateway.peek(run_id, case.id, name))

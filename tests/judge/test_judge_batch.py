@@ -364,3 +364,27 @@ def test_a_call_record_names_its_batch_and_the_reply_comes_back_unchanged():
         (status, reply), calls = asyncio.run(ask(judge.url, Cell("r", "c2", "m")))
     assert status == 502 and "the judge's batch gave an error" in reply["error"]["message"]
     assert not calls[0].ok and calls[0].batch.startswith("batch-") and calls[0].error.startswith("batch batch-")
+
+
+def test_opik_waits_for_its_batch_with_the_cells_client_timeout(tmp_path, monkeypatch):
+    """Opik's judge model gives each call 60 s of its own; in batch mode, where a call waits hours for its batch,
+    the adapter gives it the cell's client timeout (which grows by the batch's wait) instead. Outside batch mode
+    Opik keeps its own. Seen in the arguments Opik hands LiteLLM."""
+    import litellm
+
+    seen: list = []
+    real = litellm.acompletion
+
+    async def spy(*args, **kwargs):
+        seen.append(kwargs.get("timeout"))
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(litellm, "acompletion", spy)
+    with serve(mode="openai") as judge:
+        plain = _eval(judge.url, tmp_path, "plain", ("opik.hallucination",), cache_mode="live")
+        n = len(seen)
+        batch = _eval(judge.url, tmp_path, "batch", ("opik.hallucination",), cache_mode="live", judge_batch=FAST)
+    assert plain.counts == batch.counts and set(batch.counts["opik.hallucination"]) <= set(FINAL)
+    assert n and all(t.read == 60.0 and t.connect == 10.0 for t in seen[:n]), seen[:n]   # Opik's own (httpx)
+    wait = BatchConfig(**FAST).wait_s
+    assert len(seen) > n and all(isinstance(t, float) and t >= wait for t in seen[n:]), seen[n:]
