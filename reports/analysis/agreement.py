@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.core.spans import overlaps
 from harness.reports.analysis import agreement_stats as A
 from harness.reports.analysis import matrix
 from harness.reports.analysis.alignment import located_units
@@ -166,8 +167,7 @@ def _claim_level(data, metric: str, ids: list[str], resamples: int, claims: dict
     for cid in ids:
         units = by_case.get(cid, [])
         for claim in (claims[cid] if claims is not None else data.cases[cid].judged_claims()):
-            cs, ce = claim.answer_span
-            hits = [v for s, e, v in units if s < ce and cs < e]   # overlaps((s, e), claim.answer_span), inlined
+            hits = [v for s, e, v in units if overlaps((s, e), claim.answer_span)]
             if not hits:
                 missing += 1
                 continue

@@ -108,19 +108,14 @@ def units_by_case(data) -> dict[str, list[Unit]]:
     """case id -> the units of the run's table on that case (in table order); read once per loaded run (the
     divergences, the case browser and the agreement all read them), from the table's columns
     (:func:`harness.reports.analysis.data.unit_columns`)."""
-    source = _source(data)
-    kept = getattr(data, "_units_by_case", None)
-    if kept is not None and kept[0] is source:
-        return kept[1]
-    cols = unit_columns(data)
-    by_case: dict[str, list[Unit]] = {}
-    for u, cid in zip(units_from_columns(cols), cols["case_id"]):
-        by_case.setdefault(cid, []).append(u)
-    try:
-        data._units_by_case = (source, by_case)
-    except AttributeError:   # a read-only stand-in: read again next time
-        pass
-    return by_case
+
+    def make(cols) -> dict[str, list[Unit]]:
+        by_case: dict[str, list[Unit]] = {}
+        for u, cid in zip(units_from_columns(cols), cols["case_id"]):
+            by_case.setdefault(cid, []).append(u)
+        return by_case
+
+    return _read_once(data, "_units_by_case", make)
 
 
 def located_units(data) -> dict[str, dict[str, list[tuple[int, int, str]]]]:
@@ -128,22 +123,32 @@ def located_units(data) -> dict[str, dict[str, list[tuple[int, int, str]]]]:
     not about the whole answer (kinds in ``WHOLE``), in table order, as :func:`units_by_case` has them: read off the
     table's columns once for every metric (the agreement's claim level and the citation probe read them), rather
     than by filtering the whole units table once per metric and reader."""
+
+    def make(cols) -> dict[str, dict[str, list]]:
+        out: dict[str, dict[str, list]] = {}
+        for cid, metric, kind, start, end, verdict in zip(*[cols[c] for c in ("case_id", "metric", "kind",
+                                                                             "span_start", "span_end", "verdict")]):
+            if start is None or end is None or _nan(start) or _nan(end) or str(kind) in WHOLE:
+                continue
+            out.setdefault(metric, {}).setdefault(cid, []).append((int(start), int(end), str(verdict)))
+        return out
+
+    return _read_once(data, "_located_units", make)
+
+
+def _read_once(data, attr: str, make):
+    """``make(the units' columns)``, kept on ``data`` under ``attr`` for as long as the units it was read from are
+    the run's (a table set since is read again; a read-only stand-in is read every time)."""
     source = _source(data)
-    kept = getattr(data, "_located_units", None)
+    kept = getattr(data, attr, None)
     if kept is not None and kept[0] is source:
         return kept[1]
-    cols = unit_columns(data)
-    out: dict[str, dict[str, list]] = {}
-    for cid, metric, kind, start, end, verdict in zip(*[cols[c] for c in ("case_id", "metric", "kind", "span_start",
-                                                                         "span_end", "verdict")]):
-        if start is None or end is None or _nan(start) or _nan(end) or str(kind) in WHOLE:
-            continue
-        out.setdefault(metric, {}).setdefault(cid, []).append((int(start), int(end), str(verdict)))
+    got = make(unit_columns(data))
     try:
-        data._located_units = (source, out)
+        setattr(data, attr, (source, got))
     except AttributeError:   # a read-only stand-in: read again next time
         pass
-    return out
+    return got
 
 
 def _source(data):

@@ -218,10 +218,16 @@ def combine(answers: list[Answer]) -> Answer:
     ``mixed`` (the values say which case gave what)."""
     if len(answers) == 1:
         return answers[0]
-    first = answers[0]
-    said = {a.answer for a in answers}
-    return Answer(first.probe, first.answer if len(said) == 1 else "mixed", " / ".join(a.value for a in answers),
-                  first.reason, first.flags, tuple(c for a in answers for c in a.case_ids))
+    return _joined([(a.answer, a) for a in answers], tuple(c for a in answers for c in a.case_ids))
+
+
+def _joined(said: list[tuple[str, Answer]], ids: tuple[str, ...]) -> Answer:
+    """One answer from the (word, answer) of each case showing a probe, in case order: their common word, else
+    ``mixed``; their values joined (one case: its own); the first's reason and flags; ``ids``: the cases."""
+    word, first = said[0]
+    common = all(w == word for w, _ in said)
+    value = first.value if len(said) == 1 else " / ".join(a.value for _, a in said)
+    return Answer(first.probe, word if common else "mixed", value, first.reason, first.flags, ids)
 
 
 def showing(cases) -> dict[str, list]:
@@ -263,7 +269,7 @@ def answers(cells: dict, metric: str, cases, units=None, shown: dict | None = No
         if not group:
             continue
         memo: dict = {}   # cell -> answer() of it without a case (a large run has a few distinct cells per metric)
-        said, values, ids, first = set(), [], [], None
+        said, ids = [], []   # (word, answer) of each case, in order; the case ids
         for c in group:
             cell = cells.get((c.id, metric))
             try:
@@ -277,13 +283,8 @@ def answers(cells: dict, metric: str, cases, units=None, shown: dict | None = No
                 if claims is None:   # the metric's claim-level units by case, read on the first probe needing them
                     claims = claim_units(units, metric)
                 word = by_units(p, c, metric, claims) or word
-            if first is None:
-                first = (word, a)
-            said.add(word)
-            values.append(a.value)
+            said.append((word, a))
             if c.id:
                 ids.append(c.id)
-        word, a = first
-        out.append(Answer(p, word if len(said) == 1 else "mixed", a.value if len(group) == 1 else " / ".join(values),
-                          a.reason, a.flags, tuple(ids)))
+        out.append(_joined(said, tuple(ids)))
     return out
