@@ -49,6 +49,7 @@ from harness.metric import registry
 from harness.metric.endpoint import Endpoint
 from harness.metric.http import Pools
 from harness.metric.vendor_env import IMPORT_LOCK
+from harness.run.stages import needs_import
 
 CELL_GRACE_S = 10.0
 """After its judge calls' budget, a cell's vendor code gets this long to report the failure before the
@@ -202,7 +203,7 @@ class CellWorker:
         error, named. ``on_ready(facts)``, if given, is called from that thread once every import is done
         (:attr:`startup`)."""
 
-        order = [n for n in metrics if callable(getattr(self._cls(n), "prepare", None))]
+        order = [n for n in metrics if needs_import(self._cls(n))]
         self._ready = {n: concurrent.futures.Future() for n in order}
         began = time.time()
         self._began = (order, began)

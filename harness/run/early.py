@@ -23,15 +23,16 @@ class Early:
     """The runner's end of the early worker (:func:`early_main`), in a thread of its own: it waits for the
     worker's connection (made by the forkserver, :func:`harness.run.preload._fork_early`, before its imports
     end: once the workers are being forked it is there or none is coming), sends it the run's spec, answers each
-    of its requests for a cell with the next cell it can score (one of ``metrics``, until the workers are forked)
+    of its requests for a cell with the next cell it can score (one of ``metrics``: the vendor-free ones and the early
+    stage's, until the workers are forked)
     or with None, and puts what it sends back (finished cells, its start-up facts, an error) on the result
     queue, which the runner drains as it does the workers'. Its last message there is ``("exit", index)``,
     whatever happened."""
 
-    def __init__(self, sock: socket.socket, source: Source, spec, metrics: list, vendored: set, index: int,
-                 results_q, started: threading.Event, stop: threading.Event):
+    def __init__(self, sock: socket.socket, source: Source, spec, metrics: list, index: int, results_q,
+                 started: threading.Event, stop: threading.Event):
         self.sock, self.source, self.spec, self.metrics, self.index = sock, source, spec, metrics, index
-        self.vendored, self.results_q, self.started, self.stop = vendored, results_q, started, stop
+        self.results_q, self.started, self.stop = results_q, started, stop
         self.connected = threading.Event()
         self.conn: Connection | None = None
         self.held = 0   # cells sent to the worker and not back yet
@@ -39,7 +40,7 @@ class Early:
         self.thread = threading.Thread(target=self._run, name="harness-early-worker", daemon=True)
 
     def _ours(self, task) -> bool:
-        return task.metric in self.metrics or task.metric not in self.vendored
+        return task.metric in self.metrics
 
     def _accept(self) -> Connection | None:
         while not self.stop.is_set():

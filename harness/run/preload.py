@@ -43,6 +43,7 @@ def _preload(raw: str) -> dict:
     from harness.metric import registry  # noqa: PLC0415 - lazy: after quiet_vendors
     from harness.metric.vendor_env import IMPORT_LOCK  # noqa: PLC0415 - lazy: after quiet_vendors
     from harness.run import workers  # noqa: F401, PLC0415 - lazy: after quiet_vendors
+    from harness.run.stages import needs_import  # noqa: PLC0415 - lazy: after quiet_vendors
     from harness.run.vendorlog import VendorLog, log_path  # noqa: PLC0415 - lazy: after quiet_vendors
 
     import rapidfuzz.fuzz  # noqa: F401, PLC0415 - lazy: this module's whole job is importing
@@ -57,7 +58,7 @@ def _preload(raw: str) -> dict:
         for name in want.get("metrics", ()):
             try:
                 cls = registry.get(name)
-                if callable(getattr(cls, "prepare", None)):
+                if needs_import(cls):
                     with IMPORT_LOCK:
                         cls.prepare()
                     done.append(name)

@@ -24,7 +24,7 @@ from harness.run.keyguard import confine_key
 from harness.run.progress import Progress
 from harness.run.rundir import RunLock, check_run_id
 from harness.run.spec import build_spec
-from harness.run.stages import import_rank
+from harness.run.stages import import_rank, needs_import
 from harness.run.vendorlog import VendorLog, log_path, offsets, summary
 from harness.store.repeats import finished as finished_repeats
 from harness.store.runstore import FINAL, RunStore, StoreWriteError
@@ -306,7 +306,7 @@ def _run_cells(opts: RunOptions, run_id: str, store: RunStore, classes: dict, mo
             from harness.run.workers import auto_workers  # noqa: PLC0415 - lazy: multiprocessing only when asked
 
             judge_bound = not opts.judge.is_reference   # a real judge; the reference judge stays CPU-bound
-            workers = auto_workers(sum(n for m, n in needed.items() if callable(getattr(classes[m], "prepare", None))),
+            workers = auto_workers(sum(n for m, n in needed.items() if needs_import(classes[m])),
                                    judge_bound)
         else:
             workers = max(1, min(opts.workers, total))

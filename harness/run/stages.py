@@ -21,7 +21,13 @@ time the runner's own cells take on the canonical set (3.1 s), so the core they 
 
 
 def needs_import(cls) -> bool:
-    """Has the metric a vendor stack to import (a ``prepare`` on its class)?"""
+    """Has the metric a vendor stack to import (a ``prepare`` on its class)? Cells of the metrics that have not can
+    be scored by any process of the harness at any time.
+
+    >>> from harness.metric import registry
+    >>> [needs_import(registry.get(m)) for m in ("inhouse.span", "baseline.similarity", "ragas.faithfulness")]
+    [False, False, True]
+    """
     return callable(getattr(cls, "prepare", None))
 
 

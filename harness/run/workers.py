@@ -59,7 +59,7 @@ from harness.metric.vendor_env import quiet_vendors
 from harness.run.cellwork import CellWorker, WorkerFailed, usable_cores
 from harness.run.early import Early
 from harness.run.handout import Lead, Source
-from harness.run.stages import early_stage, import_rank
+from harness.run.stages import early_stage, import_rank, needs_import
 from harness.run.vendorlog import VendorLog, log_path
 from harness.run.workerloop import exit_with_parent, serve
 
@@ -175,15 +175,14 @@ def run_in_processes(spec, tasks, n: int, metrics, on_done, batch=None, on_ready
     # warning filters from sys.warnoptions when it starts, so it cleans up without the warning.
     if QUIET_TRACKER not in sys.warnoptions:
         sys.warnoptions.append(QUIET_TRACKER)
-    classes = _classes(metrics)
-    metrics = sorted(metrics, key=lambda m: import_rank(classes[m]) if m in classes else (1, 1 << 16))
-    vendored = {m for m in metrics if needs_import(m)}
+    classes = _classes(metrics)   # an unknown metric imports nothing here: its cells say so in the worker
+    metrics = sorted(metrics, key=lambda m: import_rank(classes[m]) if m in classes else (1, float("inf")))
+    vendored = {m for m, cls in classes.items() if needs_import(cls)}
     if not vendored:   # nothing to import: the workers are forked at once, and the overlap has nothing to hide
         here = None
     # the early worker (harness.run.stages): only beside the runner's own scoring of the vendor-free cells, whose
     # place it takes (the runner stops taking cells when it comes), and only where the memory holds one more process
-    early = (early_stage({m: classes[m] for m in vendored if m in classes})
-             if here is not None and memory_workers() > n else [])
+    early = early_stage({m: classes[m] for m in vendored}) if here is not None and memory_workers() > n else []
     with worker_context(metrics, getattr(spec, "log_dir", None), early[-1] if early else None) as (ctx, abort, sock):
         _run_in_processes(ctx, abort, spec, tasks, n, metrics, on_done, batch, on_ready, pin, here, on_here, vendored,
                           (sock, early), concurrency)
@@ -197,19 +196,6 @@ def _classes(metrics) -> dict:
         except Exception:  # noqa: BLE001 - an unknown metric's cells say so in the worker
             pass
     return out
-
-
-def needs_import(metric: str) -> bool:
-    """Does the metric have a vendor stack to import (a ``prepare`` on its class)? Cells of the metrics that do
-    not can be scored by any process of the harness at any time.
-
-    >>> needs_import("inhouse.span"), needs_import("baseline.similarity"), needs_import("ragas.faithfulness")
-    (False, False, True)
-    """
-    try:
-        return callable(getattr(registry.get(metric), "prepare", None))
-    except Exception:  # noqa: BLE001 - an unknown metric's cells say so in the worker; it imports nothing here
-        return False
 
 
 def _run_in_processes(ctx, abort, spec, tasks, n: int, metrics, on_done, batch, on_ready, pin: bool, here,
@@ -231,8 +217,8 @@ def _run_in_processes(ctx, abort, spec, tasks, n: int, metrics, on_done, batch, 
     if sock is not None:
         # the runner's whole --concurrency (its own scoring's, which the early worker takes over), a worker's pace
         whole = replace(spec, concurrency=concurrency or spec.concurrency * n)
-        early = Early(sock, source, whole, [m for m in metrics if m not in vendored] + early_metrics, vendored, n,
-                       results_q, started, stop)
+        early = Early(sock, source, whole, [m for m in metrics if m not in vendored] + early_metrics, n, results_q,
+                      started, stop)
         early.thread.start()
 
     def start_all():

@@ -232,7 +232,7 @@ def test_an_early_worker_that_dies_fails_the_run_only_if_it_held_cells(tmp_path,
     sock = _listening(tmp_path)
     results: queue.Queue = queue.Queue()
     source = Source(CellTask(None, "v.cheap", str(i)) for i in range(5))
-    early = Early(sock, source, "spec", ["v.cheap"], {"v.cheap"}, 2, results, threading.Event(), threading.Event())
+    early = Early(sock, source, "spec", ["v.cheap"], 2, results, threading.Event(), threading.Event())
     early.thread.start()
     conn = Client(str(tmp_path / "early"), family="AF_UNIX")
     assert conn.recv() == ("spec", ["v.cheap"], 2)
@@ -263,8 +263,7 @@ def test_the_early_worker_gets_no_cell_once_the_workers_are_started(tmp_path):
     results: queue.Queue = queue.Queue()
     started = threading.Event()
     source = Source(CellTask(None, m, str(i)) for i, m in enumerate(["free", "v.cheap", "v.dear", "v.cheap"]))
-    early = Early(sock, source, "spec", ["free", "v.cheap"], {"v.cheap", "v.dear"}, 2, results, started,
-                   threading.Event())
+    early = Early(sock, source, "spec", ["free", "v.cheap"], 2, results, started, threading.Event())
     early.thread.start()
     conn = Client(str(tmp_path / "early"), family="AF_UNIX")
     conn.recv()
@@ -300,8 +299,8 @@ def test_closing_the_runners_end_ends_the_worker_and_the_thread_closes_the_conne
     sock = _listening(tmp_path)
     results: queue.Queue = queue.Queue()
     stop = threading.Event()
-    early = Early(sock, Source(CellTask(None, "v.cheap", str(i)) for i in range(5)), "spec", ["v.cheap"],
-                  {"v.cheap"}, 2, results, threading.Event(), stop)
+    early = Early(sock, Source(CellTask(None, "v.cheap", str(i)) for i in range(5)), "spec", ["v.cheap"], 2,
+                  results, threading.Event(), stop)
     early.thread.start()
     conn = Client(str(tmp_path / "early"), family="AF_UNIX")
     conn.recv()
