@@ -136,6 +136,8 @@ def test_a_secret_path_server_ignores_other_traffic_and_books_bodies_per_vendor(
         books = s.stats()
         assert books["calls"] == 3 and books["foreign"] == 1 and books["unrecognised"] == 0
         assert sorted(books["bodies"]["deepeval"].values()) == [1, 2]
+        assert set(books["body_steps"]) == set(books["bodies"]["deepeval"])      # each body named by what it asked
+        assert {v.split(".")[0] for v in books["body_steps"].values()} == {"chat deepeval"}
 
 
 def test_lanes_are_judges_of_their_own():

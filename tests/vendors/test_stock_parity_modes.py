@@ -173,6 +173,14 @@ def unmatched(pair) -> int:
     return sum(abs(a.get(k, 0) - b.get(k, 0)) for k in set(a) | set(b))
 
 
+def which(pair) -> list[str]:
+    """The bodies :func:`unmatched` counts, each as ``"<side> sent N more: <route> <step>"``."""
+    a, b = bodies(pair[0]), bodies(pair[1])
+    names = {**pair[0].get("body_steps", {}), **pair[1].get("body_steps", {})}
+    return [f"{'stock' if a.get(k, 0) > b.get(k, 0) else 'harness'} sent {abs(a.get(k, 0) - b.get(k, 0))} more: "
+            f"{names.get(k, k[:12])}" for k in sorted(set(a) | set(b)) if a.get(k, 0) != b.get(k, 0)]
+
+
 def render_modes(rows) -> str:
     return render([(r[0], *r[1:]) for r in rows]).split("\n\nper mode")[0]
 
@@ -187,7 +195,7 @@ def test_every_vendor_scores_as_stock_when_the_judge_truncates_or_varies(modes):
 def test_each_side_sent_the_same_request_bodies_per_metric(modes):
     _, books, _ = modes
     off = {k: unmatched(v) for k, v in books.items() if unmatched(v)}
-    assert not off, off
+    assert not off, (off, {k: which(books[k]) for k in off})
 
 
 def test_the_behaviours_happened_and_the_judges_recognised_everything(modes):

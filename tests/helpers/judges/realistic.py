@@ -155,6 +155,8 @@ class Books:
     bodies: dict = field(default_factory=dict)
     """vendor (the recognised step's prefix, or ``unrecognised``) -> sha256 of the request body's JSON with
     keys sorted (route included) -> count."""
+    body_steps: dict = field(default_factory=dict)
+    """sha256 of a body (as in ``bodies``) -> ``"<route> <step>"`` (what it asked: a failed parity test names it)."""
     steps: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -307,13 +309,14 @@ class RealisticJudge:
         try:
             msgs = flatten(body.get("messages")) if route == "chat" else flatten(messages_of(body) or [])
             a = self.answer(msgs, "")
-            vendor = a.step.split(".")[0] if a else "unrecognised"
+            step = a.step if a else "unrecognised"
         except Exception:  # noqa: BLE001 - counted as the judge counts a prompt it cannot read
-            vendor = "unrecognised"
+            step = "unrecognised"
         key = hashlib.sha256(f"{route}\0".encode() + json.dumps(body, sort_keys=True, ensure_ascii=False).encode())
         with self.books._lock:
-            per = self.books.bodies.setdefault(vendor, {})
+            per = self.books.bodies.setdefault(step.split(".")[0], {})
             per[key.hexdigest()] = per.get(key.hexdigest(), 0) + 1
+            self.books.body_steps[key.hexdigest()] = f"{route} {step}"
 
     def wait_held(self, n: int, timeout_s: float = 600) -> bool:
         """Wait until ``n`` requests are waiting on ``hold`` (a test waits for that state, then releases)."""
