@@ -7,7 +7,9 @@ each side's outcome must be the same, or one of the documented differences of
 byte for byte (JSON with keys sorted), per metric.
 
 - The judges: the realistic test judge in its OpenAI-like server mode (:data:`MODE`), one per behaviour and
-  side, each serving only under its own secret path (so another process's traffic is never counted) and
+  side, each a process of its own (:class:`tests.vendors.test_stock_parity.JudgeProcess`, the same options on
+  both sides: in the test's process the harness's judge would share one interpreter lock with the harness
+  run it serves, an asymmetry under load that the stock side does not have), each serving only under its own secret path (so another process's traffic is never counted) and
   holding one lane per metric (DeepEval's two metrics send the same prompts: a judge shared by both would
   cut or vary whichever asked first). Replies always carry ``usage`` here; a reply without it is the
   strict test's (``tests/vendors/test_stock_parity.py``, its usage twin).
@@ -37,18 +39,17 @@ import pytest
 
 from tests.conftest import CANONICAL
 from tests.helpers import kits
-from tests.helpers.judges.realistic import MODEL, Noise, start
-from tests.helpers.judges.sampling import Sampling
+from tests.helpers.judges.realistic import MODEL
 from tests.vendors.test_stock_parity import STOCK_ENV, JudgeProcess, _harness_run, compare, plain_cases, render
 from tests.vendors.test_stock_parity_more import SWITCHES
 from tests.vendors.test_stock_parity_more import VENDORS as MORE_VENDORS
 from tests.vendors.test_stock_parity_more import compare as compare_more
 
 MODE = "openai"
-BEHAVIOURS = {"truncate-once": (("--truncate", "once"), {"truncate": "once"}),
-              "truncate-always": (("--truncate", "always"), {"truncate": "always"}),
-              "sampling": (("--sampling-rate", "0.3"), {"sampling": Sampling(rate=0.3)})}
-"""behaviour -> (the stock judge process's options, the harness judge's keyword arguments): the same judge."""
+BEHAVIOURS = {"truncate-once": ("--truncate", "once"),
+              "truncate-always": ("--truncate", "always"),
+              "sampling": ("--sampling-rate", "0.3")}
+"""behaviour -> the judge process's options (the same on both sides; replies always carry ``usage``)."""
 CASES = ("cookie-yield", "release-date-contradicted", "refund-invented", "abstain-answerable",
          "citation-misattributed", "multi-hop", "empty-answer")
 """One canonical case of each kind (tests/vendors/test_live_judge.py's DEFAULT_CASES): partly grounded,
@@ -81,9 +82,8 @@ def modes(tmp_path_factory):
     cases = CaseSet(full.path, tuple(full.by_id(i) for i in CASES), full.sha256)
     vendors = installed()
     plain = plain_cases(cases, os.path.join(tmp, "stock-cases.json"))
-    stock_judges = {b: JudgeProcess(MODE, "--lanes", "--usage-always", *opts) for b, (opts, _) in BEHAVIOURS.items()}
-    harness_judges = {b: start(mode=MODE, noise=Noise(no_usage_rate=0), secret=True, lanes=True, **kw)
-                      for b, (_, kw) in BEHAVIOURS.items()}
+    stock_judges = {b: JudgeProcess(MODE, "--lanes", "--usage-always", *opts) for b, opts in BEHAVIOURS.items()}
+    harness_judges = {b: JudgeProcess(MODE, "--lanes", "--usage-always", *opts) for b, opts in BEHAVIOURS.items()}
     try:
         procs = {}
         for v in vendors:
@@ -96,7 +96,7 @@ def modes(tmp_path_factory):
             targets = [f"{m}={lane(stock_judges[b].url, m)}" for b in BEHAVIOURS for m in metrics]
             procs[v] = subprocess.Popen([*argv, MODEL, plain, *targets], cwd=work, env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        harness = {(b, m): _harness_run(cases, harness_judges[b].lane(m), [m], tmp, f"modes-{b}-{m}")
+        harness = {(b, m): _harness_run(cases, lane(harness_judges[b].url, m), [m], tmp, f"modes-{b}-{m}")
                    for b in BEHAVIOURS for v in vendors for m in VENDORS[v][1]}
         stock = {}
         for v, p in procs.items():
@@ -107,14 +107,11 @@ def modes(tmp_path_factory):
             for b in BEHAVIOURS:
                 for m in VENDORS[v][1]:
                     stock[(b, m)] = data["runs"][lane(stock_judges[b].url, m)][m]
-        books = {(b, m): (lane_stats(stock_judges[b].url, m), harness_judges[b].lane_stats(m))
+        books = {(b, m): (lane_stats(stock_judges[b].url, m), lane_stats(harness_judges[b].url, m))
                  for b in BEHAVIOURS for v in vendors for m in VENDORS[v][1]}
     finally:
-        for j in stock_judges.values():
+        for j in (*stock_judges.values(), *harness_judges.values()):
             j.stop()
-        for s in harness_judges.values():
-            s.server.shutdown()
-            s.server.server_close()
     rows = []
     for (b, m), cells in harness.items():
         vendor = m.split(".")[0]
