@@ -82,6 +82,30 @@ def mean_pool_normalise(hidden, mask):
     return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
 
 
+_RUNTIME = threading.Event()
+"""Set once numpy, onnxruntime and tokenizers are imported whole in this process (:func:`import_runtime`)."""
+_RUNTIME_LOCK = threading.Lock()
+
+
+def import_runtime() -> None:
+    """Import what the model runs on (numpy, onnxruntime, tokenizers), once per process, under the vendor import
+    lock (:data:`harness.metric.vendor_env.IMPORT_LOCK`: never beside a vendor stack's import in another thread,
+    which imports numpy too). Once done, the model loads without the lock. A worker calls it before its vendor
+    stacks import (:meth:`harness.run.cellwork.CellWorker.prepare`): the import thread holds the lock through each
+    vendor and takes it again at once for the next, so a cell's first embedding that needed the lock could wait
+    through every vendor import (on a loaded machine past the call timeout: retried as if the judge had failed)."""
+    if _RUNTIME.is_set():
+        return
+    with _RUNTIME_LOCK:   # one thread imports; the others wait for it here, not in IMPORT_LOCK's queue
+        if _RUNTIME.is_set():
+            return
+        with IMPORT_LOCK:
+            import numpy  # noqa: F401, PLC0415 - lazy: numpy costs ~0.1 s to import
+            import onnxruntime  # noqa: F401, PLC0415 - lazy: the embedded model loads only when embeddings are asked for
+            import tokenizers  # noqa: F401, PLC0415 - lazy: the embedded model loads only when embeddings are asked for
+        _RUNTIME.set()
+
+
 class MiniLM:
     """Lazy: the files are found, verified and loaded on the first :meth:`embed`. Thread-safe."""
 
@@ -96,10 +120,9 @@ class MiniLM:
             if self._session is not None:
                 return
 
-            with IMPORT_LOCK:   # not beside a vendor stack's import in another thread (numpy)
-                import numpy  # noqa: F401, PLC0415 - lazy: numpy costs ~0.1 s to import
-                import onnxruntime as ort  # noqa: PLC0415 - lazy: the embedded model loads only when embeddings are asked for
-                from tokenizers import Tokenizer  # noqa: PLC0415 - lazy: the embedded model loads only when embeddings are asked for
+            import_runtime()
+            import onnxruntime as ort  # noqa: PLC0415 - imported whole by import_runtime
+            from tokenizers import Tokenizer  # noqa: PLC0415 - imported whole by import_runtime
 
             model = dist_file(MODEL_DIST, MODEL_FILE)
             digest = sha256_of(model)
