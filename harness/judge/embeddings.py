@@ -205,9 +205,14 @@ class HttpEmbeddings(HttpEndpoint):
         return await self._post(cell, "embeddings", body, bad_body_retryable=True)
 
 
+def is_embedded(config: EmbedConfig | None) -> bool:
+    """Does ``config`` name the embedded model (no endpoint of its own)?"""
+    return config is None or config.url is None
+
+
 def make_upstream(config: EmbedConfig | None, timeout_s: float = 120.0):
     """The upstream for a config (None: the embedded model)."""
-    if config is None or config.url is None:
+    if is_embedded(config):
         return LocalEmbeddings()
     return HttpEmbeddings(config.url, config.model, config.key_env, timeout_s)
 

@@ -33,7 +33,7 @@ from harness.core.aligner import place_units
 from harness.core.records import Case, CellResult, Ledger
 from harness.core.threads import plain_thread_pool
 from harness.judge import minilm
-from harness.judge.embeddings import make_upstream
+from harness.judge.embeddings import is_embedded, make_upstream
 from harness.judge.gateway import Gateway
 from harness.judge.pace import Pace
 from harness.judge.readonly_cache import ReadOnlyCache
@@ -210,12 +210,11 @@ class CellWorker:
         self._began = (order, began)
         # Cells that need no vendor run while the vendors import, and two threads importing one module at
         # once can leave it half made: what those cells import lazily is imported here first (the
-        # aligner's rapidfuzz; the embedded model imports under harness.metric.vendor_env.IMPORT_LOCK).
+        # aligner's rapidfuzz; the embedded model's runtime, ~0.25 s of CPU, which it imports under
+        # harness.metric.vendor_env.IMPORT_LOCK: a vendor-free cell's first embedding would otherwise wait on that
+        # lock through every vendor's import in the thread below).
         import rapidfuzz.fuzz  # noqa: F401, PLC0415 - lazy: imported once per worker before its threads start
-        embedded = self.spec.embeddings is None or getattr(self.spec.embeddings, "url", None) is None
-        if order and len(order) < len(metrics) and embedded:
-            # the embedded model's runtime (~0.25 s of CPU), before the import thread takes IMPORT_LOCK: a
-            # vendor-free cell's first embedding would otherwise wait on the lock through every vendor's import
+        if order and len(order) < len(metrics) and is_embedded(self.spec.embeddings):
             try:
                 minilm.import_runtime()
             except Exception:  # noqa: BLE001 - the cells that embed meet it again and say so

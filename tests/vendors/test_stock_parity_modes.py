@@ -9,8 +9,8 @@ byte for byte (JSON with keys sorted), per metric.
 - The judges: the realistic test judge in its OpenAI-like server mode (:data:`MODE`), one per behaviour and
   side, each a process of its own (:class:`tests.vendors.test_stock_parity.JudgeProcess`, the same options on
   both sides: in the test's process the harness's judge would share one interpreter lock with the harness
-  run it serves, an asymmetry under load that the stock side does not have), each serving only under its own secret path (so another process's traffic is never counted) and
-  holding one lane per metric (DeepEval's two metrics send the same prompts: a judge shared by both would
+  run it serves, an asymmetry under load that the stock side does not have), each serving only under its own
+  secret path (so another process's traffic is never counted) and holding one lane per metric (DeepEval's two metrics send the same prompts: a judge shared by both would
   cut or vary whichever asked first). Replies always carry ``usage`` here; a reply without it is the
   strict test's (``tests/vendors/test_stock_parity.py``, its usage twin).
 - Stock side: each vendor's ``kit/stock.py`` (run by ``tests/helpers/stock_common.py``), one process per vendor for all
@@ -164,18 +164,23 @@ def summary(rows, books, vendors) -> str:
     return "\n".join(lines)
 
 
+def differences(pair) -> dict:
+    """sha256 of a body -> how many more times the stock side sent it than the harness (negative: fewer), for
+    the bodies the two sides did not send equally often."""
+    a, b = bodies(pair[0]), bodies(pair[1])
+    return {k: a.get(k, 0) - b.get(k, 0) for k in sorted(set(a) | set(b)) if a.get(k, 0) != b.get(k, 0)}
+
+
 def unmatched(pair) -> int:
     """Requests of either side the other did not send (same body, same number of times)."""
-    a, b = bodies(pair[0]), bodies(pair[1])
-    return sum(abs(a.get(k, 0) - b.get(k, 0)) for k in set(a) | set(b))
+    return sum(abs(d) for d in differences(pair).values())
 
 
 def which(pair) -> list[str]:
     """The bodies :func:`unmatched` counts, each as ``"<side> sent N more: <route> <step>"``."""
-    a, b = bodies(pair[0]), bodies(pair[1])
     names = {**pair[0].get("body_steps", {}), **pair[1].get("body_steps", {})}
-    return [f"{'stock' if a.get(k, 0) > b.get(k, 0) else 'harness'} sent {abs(a.get(k, 0) - b.get(k, 0))} more: "
-            f"{names.get(k, k[:12])}" for k in sorted(set(a) | set(b)) if a.get(k, 0) != b.get(k, 0)]
+    return [f"{'stock' if d > 0 else 'harness'} sent {abs(d)} more: {names.get(k, k[:12])}"
+            for k, d in differences(pair).items()]
 
 
 def render_modes(rows) -> str:
